@@ -1,0 +1,139 @@
+/*
+ * strata: hierarchical collective communication for data-parallel deep learning.
+ *
+ * The API mirrors NCCL's: the same names with a `strata` prefix, the same argument order and
+ * the same enum values, so code written against ncclAllReduce ports by renaming.
+ *
+ * Error model: every entry point returns a strataResult_t. Nothing throws and nothing aborts
+ * the process. After an error, strataGetLastError() says what went wrong and where; the
+ * communicator stays usable after an argument error.
+ *
+ * Threading: a communicator may be used by one thread at a time. Different communicators may
+ * be used concurrently only if MPI was initialised with MPI_THREAD_MULTIPLE.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define STRATA_API
+#else
+#define STRATA_API __attribute__((visibility("default")))
+#endif
+
+#define STRATA_MAJOR 0
+#define STRATA_MINOR 1
+#define STRATA_PATCH 0
+/* The same encoding as NCCL_VERSION_CODE (>= 2.9): major*10000 + minor*100 + patch. */
+#define STRATA_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define STRATA_VERSION_CODE STRATA_VERSION(STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH)
+
+/* Result codes; values equal ncclResult_t's. */
+typedef enum {
+  strataSuccess = 0,
+  strataUnhandledCudaError = 1,
+  strataSystemError = 2,   /* a system or MPI call failed */
+  strataInternalError = 3, /* a bug in strata */
+  strataInvalidArgument = 4,
+  strataInvalidUsage = 5, /* a call that is valid alone but not here (e.g. mismatched ranks) */
+  strataRemoteError = 6,  /* another rank failed; see strataGetLastError */
+  strataInProgress = 7,
+  strataNumResults = 8
+} strataResult_t;
+
+/* Element types; values equal ncclDataType_t's. */
+typedef enum {
+  strataInt8 = 0,
+  strataChar = 0,
+  strataUint8 = 1,
+  strataInt32 = 2,
+  strataInt = 2,
+  strataUint32 = 3,
+  strataInt64 = 4,
+  strataUint64 = 5,
+  strataFloat16 = 6,
+  strataHalf = 6,
+  strataFloat32 = 7,
+  strataFloat = 7,
+  strataFloat64 = 8,
+  strataDouble = 8,
+  strataBfloat16 = 9,
+  strataNumTypes = 10
+} strataDataType_t;
+
+/* Reduction operations; values equal ncclRedOp_t's. strataAvg is a sum divided by the number of
+ * ranks, with integer division for integer types (as NCCL does). */
+typedef enum {
+  strataSum = 0,
+  strataProd = 1,
+  strataMax = 2,
+  strataMin = 3,
+  strataAvg = 4,
+  strataNumOps = 5
+} strataRedOp_t;
+
+/* Opaque communicator handle. */
+typedef struct strataComm* strataComm_t;
+
+/* The same type as cudaStream_t, without needing the CUDA headers. Pass NULL for host buffers. */
+typedef struct CUstream_st* strataStream_t;
+
+/* Writes STRATA_VERSION_CODE of the loaded library to *version. */
+STRATA_API strataResult_t strataGetVersion(int* version);
+
+/* A static, human-readable description of a result code. Never returns NULL. */
+STRATA_API const char* strataGetErrorString(strataResult_t result);
+
+/* The message of the last error on `comm`, or, for comm == NULL, the last error of the calling
+ * thread (for example one from strataCommInitMPI). Returns "" when there was none. The string
+ * stays valid until the next strata call on the same communicator or thread. */
+STRATA_API const char* strataGetLastError(strataComm_t comm);
+
+/* Frees a communicator. Collective: every rank of the communicator must call it. */
+STRATA_API strataResult_t strataCommDestroy(strataComm_t comm);
+
+/* Frees a communicator's local resources without communicating with other ranks. Use it after an
+ * error, when other ranks may not reach strataCommDestroy. */
+STRATA_API strataResult_t strataCommAbort(strataComm_t comm);
+
+/* Number of ranks in the communicator. */
+STRATA_API strataResult_t strataCommCount(const strataComm_t comm, int* count);
+
+/* The calling rank's index in the communicator. */
+STRATA_API strataResult_t strataCommUserRank(const strataComm_t comm, int* rank);
+
+/* strata extension (no NCCL equivalent): writes a readable description of the communicator's
+ * hierarchy (levels, group sizes, fabrics, this rank's place) into buf, NUL-terminated and
+ * truncated to len bytes. */
+STRATA_API strataResult_t strataCommDescribe(const strataComm_t comm, char* buf, size_t len);
+
+/* Reduces `count` elements of `sendbuff` across all ranks with `op` and leaves the result in
+ * `recvbuff` on every rank. In place when sendbuff == recvbuff; the buffers must not otherwise
+ * overlap. For host buffers `stream` is ignored and the call returns once the result is in
+ * recvbuff. Collective: all ranks call it with the same count, datatype and op. */
+STRATA_API strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                          strataDataType_t datatype, strataRedOp_t op,
+                                          strataComm_t comm, strataStream_t stream);
+
+/* Reduces nranks*recvcount elements of `sendbuff` across ranks; rank r receives block r (elements
+ * [r*recvcount, (r+1)*recvcount)) of the result in `recvbuff`. In place when
+ * recvbuff == sendbuff + rank*recvcount (in elements); other blocks of sendbuff are left as they
+ * were. */
+STRATA_API strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff,
+                                              size_t recvcount, strataDataType_t datatype,
+                                              strataRedOp_t op, strataComm_t comm,
+                                              strataStream_t stream);
+
+/* Gathers `sendcount` elements from every rank into `recvbuff`, rank r's at element r*sendcount.
+ * In place when sendbuff == recvbuff + rank*sendcount (in elements). */
+STRATA_API strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                          strataDataType_t datatype, strataComm_t comm,
+                                          strataStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,222 @@
+#include "common/log.h"
+
+#include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "common/env.h"
+#include "strata/strata.h"
+
+namespace strata {
+namespace {
+
+constexpr int kUnread = -1;
+
+// logEnabled runs on every STRATA_LOG, so the settings live in atomics: level_ is kUnread until
+// the environment has been read, and is stored (release) after mask_, so a reader that sees a
+// level also sees its mask. A mutex rather than std::call_once guards the read, because the
+// test hook has to be able to forget the settings and a once_flag cannot be reset.
+std::atomic<int> g_level{kUnread};
+std::atomic<uint32_t> g_mask{0};
+std::mutex g_loadMutex;
+std::atomic<bool> g_versionPrinted{false};
+std::atomic<int> g_rank{-1};
+std::atomic<FILE*> g_output{nullptr};  // nullptr means stderr
+
+struct Parsed {
+  int level;
+  uint32_t mask;
+  std::string warnings[2];  // logged once the settings are in place
+};
+
+bool equalsIgnoreCase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
+
+std::string trim(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
+int parseLevel(const std::string& value, std::string* warning) {
+  static const char* const kNames[] = {"NONE", "VERSION", "WARN", "INFO", "TRACE"};
+  const std::string v = trim(value);
+  for (int i = 0; i < 5; ++i) {
+    if (equalsIgnoreCase(v, kNames[i])) return i;
+  }
+  *warning = "unknown STRATA_DEBUG value " + value + "; using WARN (NONE, VERSION, WARN, INFO or " +
+             "TRACE)";
+  return static_cast<int>(LogLevel::kWarn);
+}
+
+// NCCL's semantics: a list adds the named subsystems to an empty mask; a leading ^ removes them
+// from a full one. ALL names every subsystem.
+uint32_t parseSubsys(const std::string& value, std::string* warning) {
+  static const struct {
+    const char* name;
+    uint32_t bit;
+  } kSubsystems[] = {{"INIT", kSubsysInit},     {"TOPO", kSubsysTopo}, {"PLAN", kSubsysPlan},
+                     {"FABRIC", kSubsysFabric}, {"COLL", kSubsysColl}, {"ENV", kSubsysEnv},
+                     {"ALL", kSubsysAll}};
+  const bool invert = !value.empty() && value[0] == '^';
+  uint32_t mask = invert ? uint32_t{kSubsysAll} : 0u;
+  std::string unknown;
+  size_t begin = invert ? 1 : 0;
+  while (begin <= value.size()) {
+    size_t end = value.find(',', begin);
+    if (end == std::string::npos) end = value.size();
+    const std::string token = trim(value.substr(begin, end - begin));
+    begin = end + 1;
+    if (token.empty()) continue;
+    bool known = false;
+    for (const auto& s : kSubsystems) {
+      if (!equalsIgnoreCase(token, s.name)) continue;
+      mask = invert ? mask & ~s.bit : mask | s.bit;
+      known = true;
+    }
+    if (!known) unknown += (unknown.empty() ? "" : ",") + token;
+  }
+  if (!unknown.empty()) {
+    *warning = "unknown STRATA_DEBUG_SUBSYS name(s) " + unknown +
+               " ignored (INIT, TOPO, PLAN, FABRIC, COLL, ENV or ALL)";
+  }
+  return mask;
+}
+
+// Reads STRATA_DEBUG and STRATA_DEBUG_SUBSYS through the registry, once. The env registry never
+// logs while reading a registered string, so holding g_loadMutex across it cannot recurse.
+int loadSettings() {
+  Parsed parsed;
+  {
+    std::lock_guard<std::mutex> lock(g_loadMutex);
+    const int level = g_level.load(std::memory_order_acquire);
+    if (level != kUnread) return level;
+    parsed.level = parseLevel(env::getString("STRATA_DEBUG"), &parsed.warnings[0]);
+    parsed.mask = parseSubsys(env::getString("STRATA_DEBUG_SUBSYS"), &parsed.warnings[1]);
+    g_mask.store(parsed.mask, std::memory_order_relaxed);
+    g_level.store(parsed.level, std::memory_order_release);
+  }
+  for (const std::string& w : parsed.warnings) {
+    if (!w.empty()) STRATA_WARN(kSubsysEnv, "%s", w.c_str());
+  }
+  return parsed.level;
+}
+
+int currentLevel() {
+  const int level = g_level.load(std::memory_order_acquire);
+  return level != kUnread ? level : loadSettings();
+}
+
+// The first component of the host name, as NCCL prints it; fixed for the process lifetime.
+const char* hostName() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof(buf) - 1) != 0) return std::string("unknown");
+    return std::string(buf, std::strcspn(buf, "."));
+  }();
+  return name.c_str();
+}
+
+long threadId() {
+  thread_local const long tid = static_cast<long>(syscall(SYS_gettid));
+  return tid;
+}
+
+// Writes one line with a single fprintf: stdio locks the stream per call, so concurrent
+// threads' lines never interleave.
+void emit(const char* tag, const char* message, const char* where) {
+  char rank[16] = "-";
+  const int r = g_rank.load(std::memory_order_relaxed);
+  if (r >= 0) std::snprintf(rank, sizeof(rank), "%d", r);
+  FILE* out = g_output.load(std::memory_order_acquire);
+  std::fprintf(out != nullptr ? out : stderr, "%s:%d:%ld [%s] STRATA %s%s%s\n", hostName(),
+               static_cast<int>(getpid()), threadId(), rank, tag, message, where);
+}
+
+const char* levelTag(LogLevel level) {
+  switch (level) {
+    case LogLevel::kWarn:
+      return "WARN ";
+    case LogLevel::kInfo:
+      return "INFO ";
+    case LogLevel::kTrace:
+      return "TRACE ";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+bool logEnabled(LogLevel level, uint32_t subsys) {
+  const int current = currentLevel();
+  if (static_cast<int>(level) > current) return false;
+  // Warnings go out whatever the subsystems, so an error is never hidden by a filter.
+  if (level <= LogLevel::kWarn) return true;
+  return (g_mask.load(std::memory_order_relaxed) & subsys) != 0;
+}
+
+void logMessage(LogLevel level, uint32_t subsys, const char* file, int line, const char* fmt, ...) {
+  if (!logEnabled(level, subsys)) return;
+  if (level >= LogLevel::kInfo) logVersionOnce();
+
+  char small[1024];
+  std::string large;
+  char* message = small;
+  va_list args;
+  va_start(args, fmt);
+  va_list retry;
+  va_copy(retry, args);
+  const int n = std::vsnprintf(small, sizeof(small), fmt, args);
+  va_end(args);
+  if (n >= static_cast<int>(sizeof(small))) {
+    large.resize(static_cast<size_t>(n) + 1);
+    std::vsnprintf(large.data(), large.size(), fmt, retry);
+    message = large.data();
+  }
+  va_end(retry);
+  // A trailing newline in the format would end the line before " (file:line)" and leave an
+  // empty one; emit() supplies the newline.
+  const size_t length = std::strlen(message);
+  if (length > 0 && message[length - 1] == '\n') message[length - 1] = '\0';
+
+  char where[300] = "";
+  if (level == LogLevel::kTrace) {
+    const char* slash = std::strrchr(file, '/');
+    std::snprintf(where, sizeof(where), " (%s:%d)", slash != nullptr ? slash + 1 : file, line);
+  }
+  emit(levelTag(level), message, where);
+}
+
+void logSetRank(int rank) { g_rank.store(rank, std::memory_order_relaxed); }
+
+void logVersionOnce() {
+  // Only when asked for: the default level is WARN, and a version line from every rank of
+  // every job would be noise. Callers print it from one rank.
+  if (!env::isSet("STRATA_DEBUG")) return;
+  if (currentLevel() < static_cast<int>(LogLevel::kVersion)) return;
+  if (g_versionPrinted.exchange(true)) return;
+  char message[64];
+  std::snprintf(message, sizeof(message), "version %d.%d.%d", STRATA_MAJOR, STRATA_MINOR,
+                STRATA_PATCH);
+  emit("", message, "");
+}
+
+namespace detail {
+
+void logResetForTesting() {
+  std::lock_guard<std::mutex> lock(g_loadMutex);
+  g_level.store(kUnread, std::memory_order_release);
+  g_versionPrinted.store(false);
+}
+
+void logSetOutputForTesting(FILE* out) { g_output.store(out, std::memory_order_release); }
+
+}  // namespace detail
+}  // namespace strata

@@ -1,0 +1,32 @@
+#include "core/describe.h"
+
+#include <sstream>
+
+namespace strata::core {
+
+std::string describeComm(const strataComm& c) {
+  const topo::Hierarchy& h = c.hierarchy;
+  std::ostringstream out;
+  out << "hierarchy " << h.describe() << " over " << c.size << " ranks ("
+      << c.hierarchySource << ")\n";
+  for (int l = 0; l < h.numLevels(); ++l) {
+    out << "  level " << l << " " << h.level(l).name << ": " << h.numGroups(l) << " group"
+        << (h.numGroups(l) == 1 ? "" : "s") << " of ";
+    if (h.width(l) == h.maxChildren(l)) {
+      out << h.width(l);
+    } else {
+      out << h.width(l) << " to " << h.maxChildren(l) << " (irregular: the first " << h.width(l)
+          << " of each group hold shards)";
+    }
+    out << ", fabric " << h.level(l).fabric << "\n";
+  }
+  out << "  rank " << c.rank << ":";
+  for (int l = 0; l < h.numLevels(); ++l) {
+    out << " " << h.level(l).name << " group " << h.group(c.rank, l) << " position "
+        << h.coord(c.rank, l) << (l + 1 < h.numLevels() ? ";" : "");
+  }
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace strata::core

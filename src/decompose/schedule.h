@@ -1,0 +1,60 @@
+// Schedules: the steps one rank runs for one collective under a plan (BlueConnect's
+// decomposition, made concrete for a rank and a count).
+//
+// Allreduce of n elements over levels 0..k-1 (innermost first):
+//   reduce-scatter within each level-0 group, then of the resulting shard within each level-1
+//   group, ..., allreduce at level k-1, then all-gathers back down in reverse order.
+// A level-l group of c children cuts its range into width(l) blocks (width = fewest children of
+// any level-l group); children at position >= width get an empty block and sit out the levels
+// above. In a regular hierarchy width == c and every rank holds a shard; in an irregular one
+// (nodes of 3 and 4 ranks) the decomposition still covers every element exactly once, and
+// width 1 degenerates to reduce-to-leader, Horovod's fallback.
+//
+// Invariants every schedule keeps (tests/unit/test_schedule.cc simulates them):
+//   * all members of a stage group compute the same range and the same counts;
+//   * after the reduce-scatters, the top-level ranges tile [0, n) exactly once;
+//   * each all-gather writes its whole range, so every element of the result is written.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "topology/hierarchy.h"
+
+namespace strata::plan {
+
+enum class StepKind { kReduceScatter, kAllReduce, kAllGather };
+
+// The level a flat step runs on: the whole communicator, not one level's group.
+inline constexpr int kFlatLevel = -1;
+
+struct Step {
+  StepKind kind = StepKind::kAllReduce;
+  int level = kFlatLevel;      // hierarchy level whose stage group runs it, or kFlatLevel
+  size_t offset = 0;           // the step's range in the working buffer, in elements
+  size_t count = 0;
+  int index = 0;               // this rank's position in the stage group
+  std::vector<size_t> counts;  // reduce-scatter/all-gather: elements of each member's block
+  std::vector<size_t> displs;  // ... and where each block starts, relative to offset
+};
+
+// Whether the hierarchy admits the hierarchical reduce-scatter/all-gather (it must be regular:
+// every rank ends up owning exactly one equal block).
+bool hierarchicalBlocksPossible(const topo::Hierarchy& h);
+
+// The allreduce steps of `rank` for `count` elements. Empty steps (count 0) are left out; all
+// members of a stage group leave out the same ones.
+std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count);
+
+// The reduce-scatter and all-gather steps of `rank` over a working buffer of
+// numRanks * blockCount elements arranged in permuted order: rank r's block sits at
+// permutedPosition(h, r). Requires hierarchicalBlocksPossible(h).
+std::vector<Step> reduceScatterSteps(const topo::Hierarchy& h, int rank, size_t blockCount);
+std::vector<Step> allGatherSteps(const topo::Hierarchy& h, int rank, size_t blockCount);
+size_t permutedPosition(const topo::Hierarchy& h, int rank);
+
+// The one-step flat schedules over the whole communicator of `nranks`.
+std::vector<Step> flatAllReduceSteps(size_t count);
+std::vector<Step> flatBlockSteps(StepKind kind, int rank, int nranks, size_t blockCount);
+
+}  // namespace strata::plan

@@ -1,0 +1,55 @@
+// A fabric runs the collectives of one group of one level (gloo transports, Aluminum backends).
+//
+// Every fabric implements the same three operations over its group. Buffers are host memory
+// here; counts and displacements are in elements. Ops are strataSum/Prod/Max/Min: strataAvg is
+// finished by the dispatcher (one division), never by a fabric.
+//
+// Layout contract for reduceScatter/allGather: all members pass the same `counts` (one per
+// member, any may be 0) and the blocks are contiguous in member order, so block j starts at
+// displs[j] = counts[0] + ... + counts[j-1] and the range holds the sum of the counts.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "strata/strata.h"
+
+namespace strata::fabric {
+
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+  virtual const char* name() const = 0;
+  virtual int size() const = 0;  // members in the group
+  virtual int rank() const = 0;  // this member's position
+
+  // Every member contributes the whole range `in`; member j receives the reduction of block j.
+  // `out` holds counts[rank()] elements. In place when out == in + displs[rank()] (then `in` is
+  // writable and its other blocks may be overwritten).
+  virtual Status reduceScatter(const void* in, void* out, const size_t* counts,
+                               const size_t* displs, strataDataType_t type, strataRedOp_t op) = 0;
+
+  // Member j contributes block j (`in`, counts[j] elements); every member receives the whole
+  // range in `out`. In place when in == out + displs[rank()].
+  virtual Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                           strataDataType_t type) = 0;
+
+  // Every member receives the reduction of all members' `in`. In place when in == out.
+  virtual Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
+                           strataRedOp_t op) = 0;
+};
+
+// The fabric names this build can run ("mpi", ...), for topology and plan files to check.
+std::vector<std::string> fabricNames();
+
+// Creates fabric `name` over `group`, a communicator of the level's group that the fabric may
+// use for its own bootstrap and traffic (the caller keeps ownership of `group` and frees it
+// after the fabric). Collective over `group`.
+StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group);
+
+}  // namespace strata::fabric

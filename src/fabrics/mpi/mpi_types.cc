@@ -1,0 +1,89 @@
+#include "fabrics/mpi/mpi_types.h"
+
+#include <mutex>
+
+#include "common/mpi_check.h"
+#include "common/reduce.h"
+
+namespace strata::fabric {
+namespace {
+
+constexpr int kNumHalfTypes = 2;  // fp16, bf16
+constexpr int kNumBaseOps = 4;    // sum, prod, max, min
+
+std::mutex gOpsMutex;
+int gOpsRefs = 0;
+MPI_Op gHalfOps[kNumHalfTypes][kNumBaseOps];
+
+// MPI's user-op signature: inout[i] = in[i] op inout[i]. All four ops are commutative, so the
+// operand order does not matter.
+template <strataDataType_t kType, strataRedOp_t kOp>
+void halfOp(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduceInto(inout, in, static_cast<size_t>(*len), kType, kOp);
+}
+
+template <strataDataType_t kType>
+constexpr MPI_User_function* halfOpFunctions[kNumBaseOps] = {
+    halfOp<kType, strataSum>, halfOp<kType, strataProd>, halfOp<kType, strataMax>,
+    halfOp<kType, strataMin>};
+
+int halfIndex(strataDataType_t type) { return type == strataFloat16 ? 0 : 1; }
+
+}  // namespace
+
+MPI_Datatype mpiDatatype(strataDataType_t type) {
+  switch (type) {
+    case strataInt8: return MPI_INT8_T;
+    case strataUint8: return MPI_UINT8_T;
+    case strataInt32: return MPI_INT32_T;
+    case strataUint32: return MPI_UINT32_T;
+    case strataInt64: return MPI_INT64_T;
+    case strataUint64: return MPI_UINT64_T;
+    case strataFloat16: return MPI_UINT16_T;
+    case strataFloat32: return MPI_FLOAT;
+    case strataFloat64: return MPI_DOUBLE;
+    case strataBfloat16: return MPI_UINT16_T;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+MPI_Op mpiOp(strataDataType_t type, strataRedOp_t op) {
+  if (type == strataFloat16 || type == strataBfloat16) {
+    std::lock_guard<std::mutex> lock(gOpsMutex);
+    return gOpsRefs > 0 ? gHalfOps[halfIndex(type)][op] : MPI_OP_NULL;
+  }
+  switch (op) {
+    case strataSum: return MPI_SUM;
+    case strataProd: return MPI_PROD;
+    case strataMax: return MPI_MAX;
+    case strataMin: return MPI_MIN;
+    default: return MPI_OP_NULL;
+  }
+}
+
+Status acquireMpiOps() {
+  std::lock_guard<std::mutex> lock(gOpsMutex);
+  if (gOpsRefs > 0) {
+    ++gOpsRefs;
+    return Status::ok();
+  }
+  for (int op = 0; op < kNumBaseOps; ++op) {
+    STRATA_MPI_CHECK(MPI_Op_create(halfOpFunctions<strataFloat16>[op], 1, &gHalfOps[0][op]));
+    STRATA_MPI_CHECK(MPI_Op_create(halfOpFunctions<strataBfloat16>[op], 1, &gHalfOps[1][op]));
+  }
+  gOpsRefs = 1;  // only once every op exists (a failed attempt leaks at most a few MPI_Ops)
+  return Status::ok();
+}
+
+void releaseMpiOps() {
+  std::lock_guard<std::mutex> lock(gOpsMutex);
+  if (gOpsRefs == 0 || --gOpsRefs > 0) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // MPI already freed everything
+  for (auto& ops : gHalfOps) {
+    for (MPI_Op& op : ops) MPI_Op_free(&op);
+  }
+}
+
+}  // namespace strata::fabric

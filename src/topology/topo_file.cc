@@ -1,0 +1,396 @@
+// The topology-file loader: YAML text -> TopoFile -> Hierarchy, and back to text.
+//
+// yaml-cpp only checks syntax; everything about meaning is checked here, strictly, because a
+// topology file silently read wrong gives a communicator that runs and computes the wrong
+// groups. Hence: duplicate keys (which yaml-cpp keeps without a word) and unknown keys (typos)
+// are refused, and numbers must be written as numbers.
+#include "topology/topo_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "common/log.h"
+
+namespace strata::topo {
+namespace {
+
+constexpr int kMaxLevelSize = 1 << 20;
+// Far above any real description; it keeps a wrong path (/dev/zero) from being read forever.
+constexpr size_t kMaxFileBytes = 1 << 20;
+constexpr const char* kDefaultFabric = "mpi";
+
+// Keys a level may carry. link, bandwidth_gbps and latency_us are reserved for the cost model:
+// they are accepted and checked now so that files written for it load today, but their values
+// are not used yet.
+const std::vector<std::string> kLevelKeys = {"name", "size",           "fabric",
+                                             "link", "bandwidth_gbps", "latency_us"};
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out.empty() ? "(none)" : out;
+}
+
+std::string kindOf(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Sequence:
+      return "a sequence";
+    case YAML::NodeType::Map:
+      return "a map";
+    default:
+      return "nothing";
+  }
+}
+
+// Builds the errors of one file: "topology file <source>:<line>: <problem>".
+class Errors {
+ public:
+  explicit Errors(std::string source) : source_(std::move(source)) {}
+
+  Status at(const YAML::Mark& mark, const std::string& problem) const {
+    // yaml-cpp marks are 0-based; a mark of -1 (a node that is not in the text) has no line.
+    std::string line = mark.line >= 0 ? ":" + std::to_string(mark.line + 1) : "";
+    return invalidArgument("topology file " + source_ + line + ": " + problem);
+  }
+  // A node's own line, except for nulls: yaml-cpp marks an empty value at the next token,
+  // which may be lines further down, so a wrong line is worse than none.
+  Status atNode(const YAML::Node& node, const std::string& problem) const {
+    return at(node.IsNull() ? YAML::Mark::null_mark() : node.Mark(), problem);
+  }
+  Status whole(const std::string& problem) const { return at(YAML::Mark::null_mark(), problem); }
+
+ private:
+  std::string source_;
+};
+
+struct Entry {
+  std::string key;
+  YAML::Node keyNode, value;
+};
+
+// The entries of a map in file order. Keys must be strings, appear once and be in `allowed`.
+// `what` names the map in messages ("level 2", "the top level").
+StatusOr<std::vector<Entry>> entriesOf(const YAML::Node& map,
+                                       const std::vector<std::string>& allowed,
+                                       const std::string& what, const Errors& errors) {
+  std::vector<Entry> entries;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      return errors.atNode(
+          it->first, what + " has a key that is " + kindOf(it->first) + "; keys must be names");
+    }
+    const std::string& key = it->first.Scalar();
+    for (const Entry& seen : entries) {
+      if (seen.key == key) {
+        return errors.at(it->first.Mark(), what + " has key '" + key + "' twice");
+      }
+    }
+    bool known = false;
+    for (const std::string& name : allowed) known = known || name == key;
+    if (!known) {
+      return errors.at(it->first.Mark(),
+                       what + " has unknown key '" + key + "'; known keys: " + joined(allowed));
+    }
+    entries.push_back({key, it->first, it->second});
+  }
+  return entries;
+}
+
+const Entry* find(const std::vector<Entry>& entries, const std::string& key) {
+  for (const Entry& entry : entries) {
+    if (entry.key == key) return &entry;
+  }
+  return nullptr;
+}
+
+// A quoted scalar ("2") is a string to YAML; numbers must be written plain.
+bool isPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+
+// Decimal only: 0x10 or 1e3 for a group size is more likely a mistake than an intent.
+// Returns false if the text is not an integer; magnitudes beyond int64 saturate.
+bool parseInteger(const std::string& text, int64_t* out) {
+  size_t i = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
+  if (i == text.size()) return false;
+  int64_t value = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    value = value > INT64_MAX / 10 - 9 ? INT64_MAX : value * 10 + (text[i] - '0');
+  }
+  *out = text[0] == '-' ? -value : value;
+  return true;
+}
+
+// Names show up in describe() ("socket(2) x node(2)") and in plan files; a small alphabet keeps
+// those unambiguous to read back.
+bool isValidName(const std::string& name) {
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// `level` is the level's own node: a missing key is reported at its line.
+Status checkName(const Entry* entry, const YAML::Node& level, const std::string& what,
+                 const Errors& errors) {
+  if (entry == nullptr) return errors.atNode(level, what + " has no name");
+  if (entry->value.IsNull() || (entry->value.IsScalar() && entry->value.Scalar().empty())) {
+    return errors.at(entry->keyNode.Mark(), what + " has an empty name");
+  }
+  if (!entry->value.IsScalar()) {
+    return errors.at(entry->keyNode.Mark(),
+                     what + " name must be a string, found " + kindOf(entry->value));
+  }
+  if (!isValidName(entry->value.Scalar())) {
+    return errors.at(entry->keyNode.Mark(),
+                     what + " name '" + entry->value.Scalar() +
+                         "' may hold only letters, digits, '_', '-' and '.'");
+  }
+  return Status::ok();
+}
+
+StatusOr<int> sizeOf(const Entry* entry, const YAML::Node& level, const std::string& what,
+                     const Errors& errors) {
+  if (entry == nullptr) return errors.atNode(level, what + " has no size");
+  const YAML::Mark& mark = entry->keyNode.Mark();
+  int64_t size = 0;
+  if (!isPlainScalar(entry->value) || !parseInteger(entry->value.Scalar(), &size)) {
+    std::string found =
+        entry->value.IsScalar() ? "'" + entry->value.Scalar() + "'" : kindOf(entry->value);
+    return errors.at(mark, what + " size must be an integer, found " + found);
+  }
+  if (size <= 0) {
+    return errors.at(mark,
+                     what + " has size " + entry->value.Scalar() + "; sizes must be positive");
+  }
+  if (size > kMaxLevelSize) {
+    return errors.at(mark, what + " has size " + entry->value.Scalar() + "; sizes above " +
+                               std::to_string(kMaxLevelSize) + " are refused");
+  }
+  return static_cast<int>(size);
+}
+
+StatusOr<std::string> fabricOf(const Entry* entry, const YAML::Node& level,
+                               const std::vector<std::string>& knownFabrics,
+                               const std::string& what, const Errors& errors) {
+  std::string fabric = kDefaultFabric;
+  YAML::Mark mark = level.Mark();
+  if (entry != nullptr) {
+    mark = entry->keyNode.Mark();
+    if (!entry->value.IsScalar() || entry->value.Scalar().empty()) {
+      std::string found = entry->value.IsScalar() ? "an empty string" : kindOf(entry->value);
+      return errors.at(mark, what + " fabric must be a fabric name, found " + found);
+    }
+    fabric = entry->value.Scalar();
+  }
+  for (const std::string& known : knownFabrics) {
+    if (known == fabric) return fabric;
+  }
+  // The default is checked too: a build without MPI must not get it behind the user's back.
+  return errors.at(mark, what + " has unknown fabric '" + fabric + "'" +
+                             (entry == nullptr ? " (the default)" : "") +
+                             "; known fabrics: " + joined(knownFabrics));
+}
+
+// The reserved cost-model keys: checked for shape, values unused (see kLevelKeys).
+Status checkReserved(const std::vector<Entry>& entries, const std::string& what,
+                     const Errors& errors) {
+  for (const Entry& entry : entries) {
+    if (entry.key == "link") {
+      if (!entry.value.IsScalar() || entry.value.Scalar().empty()) {
+        return errors.at(entry.keyNode.Mark(), what + " link must be a non-empty string");
+      }
+    } else if (entry.key == "bandwidth_gbps" || entry.key == "latency_us") {
+      const std::string text = entry.value.IsScalar() ? entry.value.Scalar() : "";
+      char* end = nullptr;
+      double value =
+          isPlainScalar(entry.value) && !text.empty() ? std::strtod(text.c_str(), &end) : 0.0;
+      if (end == nullptr || *end != '\0' || !std::isfinite(value) || value <= 0) {
+        std::string found = entry.value.IsScalar() ? "'" + text + "'" : kindOf(entry.value);
+        return errors.at(entry.keyNode.Mark(),
+                         what + " " + entry.key + " must be a positive number, found " + found);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Parses levels[index] and appends it to `file`, which holds the levels before it.
+Status parseLevel(const YAML::Node& node, int index, const std::vector<std::string>& knownFabrics,
+                  const Errors& errors, TopoFile* file) {
+  std::string what = "level " + std::to_string(index + 1);
+  if (!node.IsMap()) {
+    return errors.atNode(
+        node, what + " must be a map such as {name: node, size: 2}, found " + kindOf(node));
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<Entry> entries, entriesOf(node, kLevelKeys, what, errors));
+  const Entry* name = find(entries, "name");
+  STRATA_RETURN_IF_ERROR(checkName(name, node, what, errors));
+  for (const Level& earlier : file->levels) {
+    if (earlier.name == name->value.Scalar()) {
+      return errors.at(name->keyNode.Mark(), what + " is named '" + earlier.name +
+                                                 "' like an earlier level; names must be unique");
+    }
+  }
+  what = "level '" + name->value.Scalar() + "'";
+  STRATA_ASSIGN_OR_RETURN(int size, sizeOf(find(entries, "size"), node, what, errors));
+  STRATA_ASSIGN_OR_RETURN(std::string fabric,
+                          fabricOf(find(entries, "fabric"), node, knownFabrics, what, errors));
+  STRATA_RETURN_IF_ERROR(checkReserved(entries, what, errors));
+  file->levels.push_back(Level{name->value.Scalar(), std::move(fabric)});
+  file->sizes.push_back(size);
+  return Status::ok();
+}
+
+StatusOr<TopoFile> parseDocument(const YAML::Node& root,
+                                 const std::vector<std::string>& knownFabrics,
+                                 const Errors& errors) {
+  if (!root.IsMap()) {
+    return errors.atNode(root,
+                         "expected a map with a 'levels' list at the top, found " + kindOf(root));
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<Entry> entries,
+                          entriesOf(root, {"levels"}, "the top level", errors));
+  const Entry* levels = find(entries, "levels");
+  if (levels == nullptr) return errors.whole("missing 'levels'");
+  if (!levels->value.IsSequence()) {
+    return errors.at(levels->keyNode.Mark(),
+                     "'levels' must be a list of levels, found " + kindOf(levels->value));
+  }
+  if (levels->value.size() == 0) {
+    return errors.at(levels->keyNode.Mark(), "'levels' is empty; give at least one level");
+  }
+  TopoFile file;
+  for (size_t l = 0; l < levels->value.size(); ++l) {
+    STRATA_RETURN_IF_ERROR(
+        parseLevel(levels->value[l], static_cast<int>(l), knownFabrics, errors, &file));
+  }
+  return file;
+}
+
+}  // namespace
+
+StatusOr<TopoFile> parseTopoFile(const std::string& text, const std::string& source,
+                                 const std::vector<std::string>& knownFabrics) {
+  Errors errors(source);
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    return errors.at(e.mark, "yaml syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    return errors.at(e.mark, "yaml error: " + e.msg);
+  }
+  if (documents.empty()) return errors.whole("file is empty; expected a map with a 'levels' list");
+  if (documents.size() > 1) {
+    return errors.atNode(documents[1], "holds " + std::to_string(documents.size()) +
+                                           " yaml documents; expected one");
+  }
+  // Node accessors throw on misuse; nothing below should misuse them, but nothing may escape.
+  try {
+    return parseDocument(documents[0], knownFabrics, errors);
+  } catch (const YAML::Exception& e) {
+    return internalError("topology file " + source + ": unexpected yaml error: " + e.msg);
+  }
+}
+
+StatusOr<TopoFile> loadTopoFile(const std::string& path,
+                                const std::vector<std::string>& knownFabrics) {
+  Errors errors(path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    Status status = errors.whole(std::string("cannot open: ") + std::strerror(errno));
+    STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
+    return status;
+  }
+  std::string text;
+  char buffer[4096];
+  size_t n = 0;
+  while (text.size() <= kMaxFileBytes && (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) {
+    text.append(buffer, n);
+  }
+  // A directory opens fine on Linux and fails here, with EISDIR.
+  int readErrno = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  Status status;
+  if (readErrno != 0) {
+    status = errors.whole(std::string("cannot read: ") + std::strerror(readErrno));
+  } else if (text.size() > kMaxFileBytes) {
+    status = errors.whole("file is larger than " + std::to_string(kMaxFileBytes) + " bytes");
+  } else {
+    StatusOr<TopoFile> file = parseTopoFile(text, path, knownFabrics);
+    if (file.isOk()) return file;
+    status = file.status();
+  }
+  STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
+  return status;
+}
+
+StatusOr<Hierarchy> hierarchyFromTopoFile(const TopoFile& file, const std::string& source,
+                                          int nranks) {
+  Errors errors(source);
+  Status status;
+  // A TopoFile may be built by hand, so its shape is not taken on trust.
+  if (file.levels.empty() || file.levels.size() != file.sizes.size()) {
+    status =
+        errors.whole("has " + std::to_string(file.levels.size()) + " levels and " +
+                     std::to_string(file.sizes.size()) + " sizes; expected as many, at least one");
+  } else {
+    // Sizes are at most 2^20 and the product stops growing past INT_MAX, so int64 cannot
+    // overflow.
+    int64_t product = 1;
+    for (size_t l = 0; l < file.sizes.size() && status.isOk(); ++l) {
+      if (file.sizes[l] <= 0 || file.sizes[l] > kMaxLevelSize) {
+        status = errors.whole("level '" + file.levels[l].name + "' has size " +
+                              std::to_string(file.sizes[l]) + "; sizes must be in 1.." +
+                              std::to_string(kMaxLevelSize));
+      }
+      product = std::min<int64_t>(product * file.sizes[l], int64_t{INT_MAX} + 1);
+    }
+    if (status.isOk() && product != nranks) {
+      std::string multiply =
+          product > INT_MAX ? "more than " + std::to_string(INT_MAX) : std::to_string(product);
+      status = errors.whole("level sizes multiply to " + multiply + ", communicator has " +
+                            std::to_string(nranks) + " ranks");
+    }
+  }
+  if (status.isOk()) {
+    StatusOr<Hierarchy> hierarchy = Hierarchy::regular(file.levels, file.sizes);
+    if (hierarchy.isOk()) return hierarchy;
+    status = hierarchy.status().withContext("topology file " + source);
+  }
+  STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
+  return status;
+}
+
+std::string formatTopoFile(const TopoFile& file) {
+  int64_t ranks = 1;
+  for (int size : file.sizes) ranks = std::min<int64_t>(ranks * std::max(size, 0), INT_MAX);
+  YAML::Emitter out;
+  out << YAML::Comment("strata topology file (STRATA_TOPO_FILE): levels innermost first; " +
+                       std::to_string(ranks) + " ranks");
+  out << YAML::BeginMap << YAML::Key << "levels" << YAML::Value << YAML::BeginSeq;
+  for (size_t l = 0; l < file.levels.size(); ++l) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << file.levels[l].name;
+    if (l < file.sizes.size()) out << YAML::Key << "size" << YAML::Value << file.sizes[l];
+    out << YAML::Key << "fabric" << YAML::Value << file.levels[l].fabric;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap << YAML::Newline;
+  return out.c_str();
+}
+
+}  // namespace strata::topo

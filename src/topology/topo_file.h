@@ -1,0 +1,53 @@
+// Topology files (STRATA_TOPO_FILE): a YAML description that replaces detection.
+//
+//   levels:            # innermost first; the sizes multiply to the number of ranks
+//     - {name: socket, size: 2, fabric: mpi}
+//     - {name: node,   size: 2, fabric: mpi}
+//
+// Each level is a map with these keys:
+//   name    required; unique; letters, digits, '_', '-' and '.'.
+//   size    required; a plain decimal integer in 1..1048576 (a quoted "2" is a string).
+//   fabric  optional, default "mpi"; must be one of the fabrics this build knows (the default
+//           is checked too).
+//   link, bandwidth_gbps, latency_us
+//           optional and reserved for the cost model: link must be a non-empty string, the
+//           others positive numbers; their values are not used yet.
+// Any other key, at the top or in a level, is refused, as is a key given twice: a typo must not
+// be silently ignored. Comments and both block and flow style are fine; see configs/topologies/.
+//
+// Errors are kInvalidArgument and name the file, the line (where known) and the problem, e.g.
+//   "topology file configs/x.yaml:7: level 'node' has size 0; sizes must be positive".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "topology/hierarchy.h"
+
+namespace strata::topo {
+
+struct TopoFile {
+  std::vector<Level> levels;
+  std::vector<int> sizes;  // sizes[l]: children of each level-l group
+};
+
+// Parses YAML text. `source` names it in messages (a path, or "<string>"). `knownFabrics` lists
+// the fabric names this build can run; any other is refused.
+StatusOr<TopoFile> parseTopoFile(const std::string& text, const std::string& source,
+                                 const std::vector<std::string>& knownFabrics);
+
+// Reads and parses the file at `path`. Logs a failure once (WARN, TOPO); callers only
+// propagate it.
+StatusOr<TopoFile> loadTopoFile(const std::string& path,
+                                const std::vector<std::string>& knownFabrics);
+
+// Checks the file against a communicator of `nranks` (the sizes must multiply to it) and builds
+// its regular hierarchy. `source` names the file in messages. Logs a failure once (WARN, TOPO).
+StatusOr<Hierarchy> hierarchyFromTopoFile(const TopoFile& file, const std::string& source,
+                                          int nranks);
+
+// The YAML text of a file, which parseTopoFile reads back to the same TopoFile.
+std::string formatTopoFile(const TopoFile& file);
+
+}  // namespace strata::topo

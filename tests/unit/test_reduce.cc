@@ -1,0 +1,521 @@
+// The local reduction kernels and the datatype table, checked element by element against a
+// scalar reference written here: integers through 128-bit arithmetic reduced modulo 2^bits,
+// fp16/bf16 through exact long double arithmetic and a nearest-value search for the rounding.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/datatype.h"
+#include "common/reduce.h"
+
+namespace {
+
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 Uint128;
+
+constexpr strataRedOp_t kOps[] = {strataSum, strataProd, strataMax, strataMin, strataAvg};
+constexpr size_t kSizes[] = {0, 1, 7, 31, 1000, 4097};
+
+// The low bits of v as a T, two's complement for signed T, spelled out so that the reference
+// relies on no conversion the standard leaves to the implementation.
+template <typename T>
+T fromLowBits(Uint128 v) {
+  using U = std::make_unsigned_t<T>;
+  const U low = static_cast<U>(v);
+  if constexpr (std::is_signed_v<T>) {
+    const U half = static_cast<U>(U(1) << (sizeof(T) * 8 - 1));
+    if (low >= half) return static_cast<T>(-static_cast<T>(static_cast<U>(~low)) - 1);
+  }
+  return static_cast<T>(low);
+}
+
+template <typename T>
+struct IntSpec {
+  using S = T;
+  static std::vector<T> random(size_t n, std::mt19937_64& rng) {
+    std::vector<T> v(n);
+    std::uniform_int_distribution<uint64_t> bits;
+    std::uniform_int_distribution<int> small(std::is_signed_v<T> ? -100 : 0, 100);
+    // Half full-range (sums and products overflow), half small (they do not).
+    for (size_t i = 0; i < n; ++i) {
+      v[i] = i % 2 ? fromLowBits<T>(bits(rng)) : static_cast<T>(small(rng));
+    }
+    return v;
+  }
+  static T ref(strataRedOp_t op, T a, T b) {
+    const Int128 x = a, y = b;
+    switch (op) {
+      case strataSum:
+      case strataAvg:
+        return fromLowBits<T>(static_cast<Uint128>(x + y));
+      case strataProd:
+        // A product of two 64-bit values can exceed Int128's range only when both are
+        // unsigned; Uint128 arithmetic is modular and gives the same low bits either way.
+        return fromLowBits<T>(static_cast<Uint128>(x) * static_cast<Uint128>(y));
+      case strataMax:
+        return x > y ? a : b;
+      case strataMin:
+        return x < y ? a : b;
+      default:
+        return 0;
+    }
+  }
+  static T refScale(T x, int d) { return static_cast<T>(static_cast<Int128>(x) / d); }
+  static bool same(strataRedOp_t, T got, T want) { return got == want; }
+  static std::string show(T x) {
+    return std::to_string(static_cast<long long>(x)) + " / " +
+           std::to_string(static_cast<unsigned long long>(x));
+  }
+};
+
+// Random floating values: mostly ordinary numbers, with zeros of both signs, infinities, NaN
+// and subnormals mixed in.
+template <typename F>
+F randomFloating(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> kind(0, 49);
+  std::uniform_real_distribution<F> val(-1000, 1000);
+  switch (kind(rng)) {
+    case 0:
+      return std::numeric_limits<F>::quiet_NaN();
+    case 1:
+      return std::numeric_limits<F>::infinity();
+    case 2:
+      return -std::numeric_limits<F>::infinity();
+    case 3:
+      return -0.0;
+    case 4:
+      return 0.0;
+    case 5:
+      return std::numeric_limits<F>::denorm_min() * 3;
+    case 6:
+      return std::numeric_limits<F>::max() / 2;
+    default:
+      return val(rng);
+  }
+}
+
+template <typename F>
+bool sameFloating(strataRedOp_t op, F got, F want) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::memcmp(&got, &want, sizeof got) == 0) return true;
+  // max/min of +0 and -0 may return either zero.
+  return (op == strataMax || op == strataMin) && got == 0 && want == 0;
+}
+
+template <typename F>
+struct FloatSpec {
+  using S = F;
+  static std::vector<F> random(size_t n, std::mt19937_64& rng) {
+    std::vector<F> v(n);
+    for (F& x : v) x = randomFloating<F>(rng);
+    return v;
+  }
+  // IEEE defines the sum and product of two F as the exact result rounded once to F, which is
+  // what F arithmetic does; max and min are the documented NaN-propagating ones.
+  static F ref(strataRedOp_t op, F a, F b) {
+    switch (op) {
+      case strataSum:
+      case strataAvg:
+        return a + b;
+      case strataProd:
+        return a * b;
+      case strataMax:
+        return std::isnan(a) || std::isnan(b) ? std::numeric_limits<F>::quiet_NaN()
+                                              : std::max(a, b);
+      case strataMin:
+        return std::isnan(a) || std::isnan(b) ? std::numeric_limits<F>::quiet_NaN()
+                                              : std::min(a, b);
+      default:
+        return 0;
+    }
+  }
+  static F refScale(F x, int d) { return x / static_cast<F>(d); }
+  static bool same(strataRedOp_t op, F got, F want) { return sameFloating(op, got, want); }
+  static std::string show(F x) {
+    std::ostringstream os;
+    os.precision(std::numeric_limits<F>::max_digits10);
+    os << x;
+    return os.str();
+  }
+};
+
+// fp16 (exp_bits 5, mant_bits 10) and bf16 (8, 7), decoded from the IEEE definition and rounded
+// by searching the sorted table of representable values; no code shared with half_inline.h.
+template <int kExpBits, int kMantBits>
+struct NarrowSpec {
+  using S = uint16_t;
+  static constexpr int kBias = (1 << (kExpBits - 1)) - 1;
+  static constexpr uint32_t kInf = ((1u << kExpBits) - 1) << kMantBits;
+  static constexpr uint32_t kSign = 1u << (kExpBits + kMantBits);
+  static constexpr uint32_t kMantMask = (1u << kMantBits) - 1;
+
+  static bool isNan(uint16_t c) { return (c & kInf) == kInf && (c & kMantMask) != 0; }
+  static long double value(uint16_t c) {
+    const uint32_t mag = c & (kSign - 1);
+    const int e = static_cast<int>(mag >> kMantBits);
+    const uint32_t m = mag & kMantMask;
+    long double v;
+    if (isNan(c)) {
+      v = std::numeric_limits<long double>::quiet_NaN();
+    } else if (mag == kInf) {
+      v = std::numeric_limits<long double>::infinity();
+    } else if (e == 0) {
+      v = std::ldexp(static_cast<long double>(m), 1 - kBias - kMantBits);
+    } else {
+      v = std::ldexp(static_cast<long double>(m + (1u << kMantBits)), e - kBias - kMantBits);
+    }
+    return (c & kSign) ? -v : v;
+  }
+  static const std::vector<long double>& table() {
+    // Non-negative finite values by code, then 2^(emax+1) standing for infinity (IEEE
+    // overflows exactly when rounding with an unbounded exponent reaches it).
+    static const std::vector<long double> t = [] {
+      std::vector<long double> v;
+      for (uint32_t c = 0; c < kInf; ++c) v.push_back(value(static_cast<uint16_t>(c)));
+      v.push_back(std::ldexp(1.0L, kBias + 1));
+      return v;
+    }();
+    return t;
+  }
+  static uint16_t round(long double v) {
+    if (std::isnan(v)) return static_cast<uint16_t>(kInf | (1u << (kMantBits - 1)));
+    const uint32_t sign = std::signbit(v) ? kSign : 0;
+    const long double a = std::fabs(v);
+    const std::vector<long double>& t = table();
+    if (a >= t.back()) return static_cast<uint16_t>(sign | kInf);
+    const size_t lo = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), a) - t.begin()) - 1;
+    size_t pick = lo;
+    if (t[lo] != a) {
+      const long double below = a - t[lo], above = t[lo + 1] - a;
+      if (above < below || (above == below && (lo + 1) % 2 == 0)) pick = lo + 1;
+    }
+    return static_cast<uint16_t>(sign | pick);
+  }
+
+  static std::vector<uint16_t> random(size_t n, std::mt19937_64& rng) {
+    // Uniform bit patterns: every exponent, subnormals, infinities and NaNs (about 3%) appear.
+    std::vector<uint16_t> v(n);
+    std::uniform_int_distribution<uint32_t> bits(0, 0xffff);
+    for (uint16_t& x : v) x = static_cast<uint16_t>(bits(rng));
+    return v;
+  }
+  // Products of two narrow values, and sums of two fp16 values, are exact in long double, so
+  // rounding them once is the IEEE result. A bf16 sum of far-apart magnitudes may round in long
+  // double first; with at least 53 bits >= 2 * 8 + 2 that second rounding cannot change it.
+  static uint16_t ref(strataRedOp_t op, uint16_t a, uint16_t b) {
+    const long double x = value(a), y = value(b);
+    switch (op) {
+      case strataSum:
+      case strataAvg:
+        return round(x + y);
+      case strataProd:
+        return round(x * y);
+      case strataMax:
+        return std::isnan(x) || std::isnan(y) ? round(x + y) : (x > y ? a : b);
+      case strataMin:
+        return std::isnan(x) || std::isnan(y) ? round(x + y) : (x < y ? a : b);
+      default:
+        return 0;
+    }
+  }
+  // x / d in long double is not exact, but x / d is either exact or at least (half an ulp) / d
+  // away from every rounding tie of the narrow format, far more than long double's error, so
+  // rounding the long double quotient gives the IEEE result.
+  static uint16_t refScale(uint16_t x, int d) { return round(value(x) / d); }
+  static bool same(strataRedOp_t op, uint16_t got, uint16_t want) {
+    if (isNan(want)) return isNan(got);
+    if (got == want) return true;
+    return (op == strataMax || op == strataMin) && value(got) == 0 && value(want) == 0;
+  }
+  static std::string show(uint16_t x) {
+    std::ostringstream os;
+    os << "0x" << std::hex << x << " (" << static_cast<double>(value(x)) << ")";
+    return os.str();
+  }
+};
+
+using HalfSpec = NarrowSpec<5, 10>;
+using Bf16Spec = NarrowSpec<8, 7>;
+
+// The index of the first element where `got` differs from `want`, or -1.
+template <typename Spec>
+long firstMismatch(strataRedOp_t op, const std::vector<typename Spec::S>& got,
+                   const std::vector<typename Spec::S>& want) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!Spec::same(op, got[i], want[i])) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// Checks reduceInto and reduce2, with dst separate, equal to a, equal to b and equal to both,
+// for every op and size.
+template <typename Spec>
+void checkCombine(strataDataType_t type) {
+  using S = typename Spec::S;
+  std::mt19937_64 rng(static_cast<uint64_t>(type) * 7919 + 1);
+  for (strataRedOp_t op : kOps) {
+    for (size_t n : kSizes) {
+      const std::vector<S> a = Spec::random(n, rng);
+      const std::vector<S> b = Spec::random(n, rng);
+      std::vector<S> want(n), want_self(n);
+      for (size_t i = 0; i < n; ++i) {
+        want[i] = Spec::ref(op, a[i], b[i]);
+        want_self[i] = Spec::ref(op, a[i], a[i]);
+      }
+      INFO("type " << strata::dataTypeName(type) << ", op " << strata::redOpName(op) << ", count "
+                   << n);
+      auto check = [&](const char* what, const std::vector<S>& got, const std::vector<S>& exp) {
+        const long i = firstMismatch<Spec>(op, got, exp);
+        INFO(what << ": element " << i << " is " << (i < 0 ? "" : Spec::show(got[i])) << ", want "
+                  << (i < 0 ? "" : Spec::show(exp[i])) << " from "
+                  << (i < 0 ? "" : Spec::show(a[i])) << " and " << (i < 0 ? "" : Spec::show(b[i])));
+        REQUIRE(i == -1);
+      };
+
+      std::vector<S> dst = a;
+      strata::reduceInto(dst.data(), b.data(), n, type, op);
+      check("reduceInto", dst, want);
+
+      // A guard element past the end must survive.
+      std::vector<S> out(n + 1, Spec::random(1, rng)[0]);
+      const S guard = out[n];
+      strata::reduce2(out.data(), a.data(), b.data(), n, type, op);
+      std::vector<S> got(out.begin(), out.begin() + static_cast<long>(n));
+      check("reduce2", got, want);
+      REQUIRE(std::memcmp(&out[n], &guard, sizeof guard) == 0);
+
+      dst = a;
+      strata::reduce2(dst.data(), dst.data(), b.data(), n, type, op);
+      check("reduce2 with dst == a", dst, want);
+
+      dst = b;
+      strata::reduce2(dst.data(), a.data(), dst.data(), n, type, op);
+      check("reduce2 with dst == b", dst, want);
+
+      dst = a;
+      strata::reduce2(dst.data(), dst.data(), dst.data(), n, type, op);
+      check("reduce2 with dst == a == b", dst, want_self);
+
+      dst.assign(n, S{});
+      strata::reduce2(dst.data(), a.data(), a.data(), n, type, op);
+      check("reduce2 with a == b", dst, want_self);
+    }
+  }
+}
+
+template <typename Spec>
+void checkScaleDown(strataDataType_t type) {
+  using S = typename Spec::S;
+  std::mt19937_64 rng(static_cast<uint64_t>(type) * 104729 + 3);
+  for (int d : {1, 2, 3, 7, 8, 1000}) {
+    for (size_t n : kSizes) {
+      const std::vector<S> x = Spec::random(n, rng);
+      std::vector<S> want(n);
+      for (size_t i = 0; i < n; ++i) want[i] = Spec::refScale(x[i], d);
+      std::vector<S> got = x;
+      strata::scaleDown(got.data(), n, type, d);
+      INFO("type " << strata::dataTypeName(type) << ", divisor " << d << ", count " << n);
+      if (d == 1) {
+        // Bit for bit, NaN payloads included.
+        REQUIRE(std::memcmp(got.data(), x.data(), n * sizeof(S)) == 0);
+        continue;
+      }
+      const long i = firstMismatch<Spec>(strataSum, got, want);
+      INFO("element " << i << " is " << (i < 0 ? "" : Spec::show(got[i])) << ", want "
+                      << (i < 0 ? "" : Spec::show(want[i])) << " from "
+                      << (i < 0 ? "" : Spec::show(x[i])));
+      REQUIRE(i == -1);
+    }
+  }
+}
+
+template <typename Spec>
+void checkType(strataDataType_t type) {
+  checkCombine<Spec>(type);
+  checkScaleDown<Spec>(type);
+}
+
+template <typename T>
+std::vector<T> reduced(std::vector<T> a, const std::vector<T>& b, strataDataType_t type,
+                       strataRedOp_t op) {
+  strata::reduceInto(a.data(), b.data(), a.size(), type, op);
+  return a;
+}
+
+template <typename T>
+std::vector<T> scaled(std::vector<T> a, strataDataType_t type, int d) {
+  strata::scaleDown(a.data(), a.size(), type, d);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("reduce matches the scalar reference for int8", "[reduce]") {
+  checkType<IntSpec<int8_t>>(strataInt8);
+}
+TEST_CASE("reduce matches the scalar reference for uint8", "[reduce]") {
+  checkType<IntSpec<uint8_t>>(strataUint8);
+}
+TEST_CASE("reduce matches the scalar reference for int32", "[reduce]") {
+  checkType<IntSpec<int32_t>>(strataInt32);
+}
+TEST_CASE("reduce matches the scalar reference for uint32", "[reduce]") {
+  checkType<IntSpec<uint32_t>>(strataUint32);
+}
+TEST_CASE("reduce matches the scalar reference for int64", "[reduce]") {
+  checkType<IntSpec<int64_t>>(strataInt64);
+}
+TEST_CASE("reduce matches the scalar reference for uint64", "[reduce]") {
+  checkType<IntSpec<uint64_t>>(strataUint64);
+}
+TEST_CASE("reduce matches the scalar reference for float16", "[reduce]") {
+  checkType<HalfSpec>(strataFloat16);
+}
+TEST_CASE("reduce matches the scalar reference for float32", "[reduce]") {
+  checkType<FloatSpec<float>>(strataFloat32);
+}
+TEST_CASE("reduce matches the scalar reference for float64", "[reduce]") {
+  checkType<FloatSpec<double>>(strataFloat64);
+}
+TEST_CASE("reduce matches the scalar reference for bfloat16", "[reduce]") {
+  checkType<Bf16Spec>(strataBfloat16);
+}
+
+TEST_CASE("signed integer sum and product wrap around", "[reduce]") {
+  using I32 = std::numeric_limits<int32_t>;
+  using I64 = std::numeric_limits<int64_t>;
+  CHECK(reduced<int8_t>({127, -128, 16, -128}, {1, -1, 16, -1}, strataInt8, strataSum) ==
+        std::vector<int8_t>{-128, 127, 32, 127});
+  CHECK(reduced<int8_t>({127, -128, 16, -128}, {1, -1, 16, -1}, strataInt8, strataProd) ==
+        std::vector<int8_t>{127, -128, 0, -128});
+  CHECK(reduced<uint8_t>({255, 16}, {1, 16}, strataUint8, strataSum) ==
+        std::vector<uint8_t>{0, 32});
+  CHECK(reduced<uint8_t>({255, 16}, {255, 16}, strataUint8, strataProd) ==
+        std::vector<uint8_t>{1, 0});
+  CHECK(reduced<int32_t>({I32::max(), I32::min(), 65536}, {1, I32::min(), 65536}, strataInt32,
+                         strataSum) == std::vector<int32_t>{I32::min(), 0, 131072});
+  CHECK(reduced<int32_t>({I32::max(), I32::min(), 65536}, {2, -1, 65536}, strataInt32,
+                         strataProd) == std::vector<int32_t>{-2, I32::min(), 0});
+  CHECK(reduced<int64_t>({I64::max(), I64::min()}, {1, -1}, strataInt64, strataAvg) ==
+        std::vector<int64_t>{I64::min(), I64::max()});
+  CHECK(reduced<int64_t>({I64::max(), int64_t{1} << 62}, {I64::max(), 4}, strataInt64,
+                         strataProd) == std::vector<int64_t>{1, 0});
+}
+
+TEST_CASE("avg's integer division truncates toward zero", "[reduce]") {
+  CHECK(scaled<int32_t>({-7, 7, -8, 5, -1, 0}, strataInt32, 2) ==
+        std::vector<int32_t>{-3, 3, -4, 2, 0, 0});
+  CHECK(scaled<int8_t>({-7, 127, -128}, strataInt8, 2) == std::vector<int8_t>{-3, 63, -64});
+  // A divisor above int8's range must not be narrowed to int8.
+  CHECK(scaled<int8_t>({-128, 127}, strataInt8, 200) == std::vector<int8_t>{0, 0});
+  CHECK(scaled<uint8_t>({255, 254}, strataUint8, 128) == std::vector<uint8_t>{1, 1});
+  CHECK(scaled<uint32_t>({0xffffffffu}, strataUint32, 2) == std::vector<uint32_t>{0x7fffffffu});
+  CHECK(scaled<int64_t>({-7, std::numeric_limits<int64_t>::min()}, strataInt64, 2) ==
+        std::vector<int64_t>{-3, std::numeric_limits<int64_t>::min() / 2});
+  CHECK(scaled<uint64_t>({~uint64_t{0}}, strataUint64, 3) ==
+        std::vector<uint64_t>{~uint64_t{0} / 3});
+  // Floating avg divides: 1 / 3 rounded once; fp16 0x3c00 is 1.0, 0x3555 is 1/3 to nearest.
+  CHECK(scaled<float>({1.0f, -7.0f}, strataFloat32, 3) == std::vector<float>{1.0f / 3, -7.0f / 3});
+  CHECK(scaled<uint16_t>({0x3c00, 0xc700}, strataFloat16, 2) ==
+        std::vector<uint16_t>{0x3800, 0xc300});  // 1 / 2 and -7 / 2
+  CHECK(scaled<uint16_t>({0x3c00}, strataFloat16, 3) == std::vector<uint16_t>{0x3555});
+  CHECK(scaled<uint16_t>({0x3f80}, strataBfloat16, 3) == std::vector<uint16_t>{0x3eab});
+}
+
+TEST_CASE("scaleDown by 1 or less leaves the data untouched", "[reduce]") {
+  // fp16 and bf16 signalling NaNs would be quietened by a conversion; divisor 1 must not touch.
+  const std::vector<uint16_t> nans = {0x7c01, 0xfd23, 0x7f81};
+  CHECK(scaled(nans, strataFloat16, 1) == nans);
+  CHECK(scaled(nans, strataBfloat16, 1) == nans);
+  CHECK(scaled<int32_t>({-7, 9}, strataInt32, 0) == std::vector<int32_t>{-7, 9});
+  CHECK(scaled<int32_t>({-7, 9}, strataInt32, -2) == std::vector<int32_t>{-7, 9});
+}
+
+TEST_CASE("floating max and min propagate NaN from either side", "[reduce]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (strataRedOp_t op : {strataMax, strataMin}) {
+    const std::vector<float> r =
+        reduced<float>({nan, 1.0f, 2.0f}, {1.0f, nan, 3.0f}, strataFloat32, op);
+    CHECK(std::isnan(r[0]));
+    CHECK(std::isnan(r[1]));
+    CHECK(r[2] == (op == strataMax ? 3.0f : 2.0f));
+    std::vector<double> d = {1.0, std::nan("")};
+    std::vector<double> out(2);
+    const std::vector<double> e = {std::nan(""), 1.0};
+    strata::reduce2(out.data(), d.data(), e.data(), 2, strataFloat64, op);
+    CHECK(std::isnan(out[0]));
+    CHECK(std::isnan(out[1]));
+    // fp16: NaN 0x7e00 against 1.0 (0x3c00), both orders.
+    const std::vector<uint16_t> h =
+        reduced<uint16_t>({0x7e00, 0x3c00}, {0x3c00, 0x7e00}, strataFloat16, op);
+    CHECK((h[0] & 0x7c00) == 0x7c00);
+    CHECK((h[0] & 0x03ff) != 0);
+    CHECK((h[1] & 0x7c00) == 0x7c00);
+    CHECK((h[1] & 0x03ff) != 0);
+  }
+}
+
+TEST_CASE("fp16 and bf16 sums round once, to nearest even", "[reduce]") {
+  // 2048 + 1 is a tie between 2048 (even) and 2050 in fp16; 2048 + 3 a tie between 2050 and
+  // 2052 (even). 0x6800 is 2048, 0x3c00 is 1, 0x4200 is 3, 0x6801 is 2050, 0x6802 is 2052.
+  CHECK(reduced<uint16_t>({0x6800, 0x6800}, {0x3c00, 0x4200}, strataFloat16, strataSum) ==
+        std::vector<uint16_t>{0x6800, 0x6802});
+  // 65504 + 16 reaches 65520, halfway to 2^16: overflow to infinity.
+  CHECK(reduced<uint16_t>({0x7bff}, {0x4c00}, strataFloat16, strataSum) ==
+        std::vector<uint16_t>{0x7c00});
+  // bf16: 256 + 1 ties to 256 (0x4380); 256 + 3 ties to 260 (0x4382).
+  CHECK(reduced<uint16_t>({0x4380, 0x4380}, {0x3f80, 0x4040}, strataBfloat16, strataSum) ==
+        std::vector<uint16_t>{0x4380, 0x4382});
+}
+
+TEST_CASE("an invalid type or op leaves the buffers untouched", "[reduce]") {
+  std::vector<int32_t> a = {1, 2, 3};
+  const std::vector<int32_t> b = {4, 5, 6};
+  strata::reduceInto(a.data(), b.data(), 3, static_cast<strataDataType_t>(strataNumTypes),
+                     strataSum);
+  strata::reduceInto(a.data(), b.data(), 3, strataInt32, static_cast<strataRedOp_t>(strataNumOps));
+  strata::reduceInto(a.data(), b.data(), 3, strataInt32, static_cast<strataRedOp_t>(-1));
+  strata::scaleDown(a.data(), 3, static_cast<strataDataType_t>(42), 2);
+  CHECK(a == std::vector<int32_t>{1, 2, 3});
+}
+
+TEST_CASE("datatype sizes, names and op names", "[reduce]") {
+  struct Row {
+    strataDataType_t type;
+    size_t size;
+    const char* name;
+    bool is_float;
+  };
+  const Row rows[] = {{strataInt8, 1, "int8", false},      {strataUint8, 1, "uint8", false},
+                      {strataInt32, 4, "int32", false},    {strataUint32, 4, "uint32", false},
+                      {strataInt64, 8, "int64", false},    {strataUint64, 8, "uint64", false},
+                      {strataFloat16, 2, "float16", true}, {strataFloat32, 4, "float32", true},
+                      {strataFloat64, 8, "float64", true}, {strataBfloat16, 2, "bfloat16", true}};
+  for (const Row& r : rows) {
+    INFO("type " << static_cast<int>(r.type));
+    CHECK(strata::dataTypeSize(r.type) == r.size);
+    CHECK(std::string(strata::dataTypeName(r.type)) == r.name);
+    CHECK(strata::isFloatType(r.type) == r.is_float);
+    CHECK(strata::validDataType(r.type));
+  }
+  const auto bad_type = static_cast<strataDataType_t>(strataNumTypes);
+  CHECK(strata::dataTypeSize(bad_type) == 0);
+  CHECK(std::string(strata::dataTypeName(bad_type)) == "unknown");
+  CHECK_FALSE(strata::isFloatType(bad_type));
+  CHECK_FALSE(strata::validDataType(strataNumTypes));
+
+  CHECK(std::string(strata::redOpName(strataSum)) == "sum");
+  CHECK(std::string(strata::redOpName(strataProd)) == "prod");
+  CHECK(std::string(strata::redOpName(strataMax)) == "max");
+  CHECK(std::string(strata::redOpName(strataMin)) == "min");
+  CHECK(std::string(strata::redOpName(strataAvg)) == "avg");
+  CHECK(std::string(strata::redOpName(static_cast<strataRedOp_t>(strataNumOps))) == "unknown");
+}
