@@ -30,7 +30,8 @@ const char* typeName(strata::env::Type type) {
 void printBuild() {
   std::printf("strata version %d.%d.%d (version code %d)\n", STRATA_MAJOR, STRATA_MINOR,
               STRATA_PATCH, STRATA_VERSION_CODE);
-  std::printf("CUDA/NCCL support: %s\n", kHaveCuda ? "yes" : "no");
+  std::printf("CUDA and NCCL found at build time: %s (the GPU path is not implemented yet)\n",
+              kHaveCuda ? "yes" : "no");
 }
 
 void printEnv() {

@@ -1,7 +1,9 @@
 #include "core/init.h"
 
 #include <climits>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 
 #include "common/env.h"
 #include "common/log.h"
@@ -39,9 +41,37 @@ StatusOr<std::vector<topo::LocalInfo>> exchangeLocalInfo(MPI_Comm comm, int size
   return infos;
 }
 
+// Every rank must take the same branch below (file or detection): their collectives differ,
+// so a mismatch would deadlock. Compares a hash of each rank's setting. Collective.
+Status checkSameSetting(strataComm& c, const char* name, const std::string& value) {
+  const uint64_t mine = std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
+  std::vector<uint64_t> all(c.size);
+  STRATA_MPI_CHECK(
+      MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, c.mpi));
+  for (int r = 1; r < c.size; ++r) {
+    if (all[r] == all[0]) continue;
+    // Show both values: rank 0's and the first rank that differs from it.
+    auto valueOf = [&](int root) -> StatusOr<std::string> {
+      std::string v = value;
+      int len = static_cast<int>(v.size());
+      STRATA_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, root, c.mpi));
+      v.resize(len);
+      STRATA_MPI_CHECK(MPI_Bcast(v.data(), len, MPI_CHAR, root, c.mpi));
+      return v.empty() ? std::string("unset") : "'" + v + "'";
+    };
+    STRATA_ASSIGN_OR_RETURN(std::string first, valueOf(0));
+    STRATA_ASSIGN_OR_RETURN(std::string other, valueOf(r));
+    return invalidUsage(std::string(name) + " differs between ranks: rank 0 has " + first +
+                        ", rank " + std::to_string(r) + " has " + other +
+                        "; every rank must use the same value");
+  }
+  return Status::ok();
+}
+
 // The hierarchy from STRATA_TOPO_FILE when set, else from detection. Collective.
 Status buildHierarchy(strataComm& c) {
   const std::string file = env::getString("STRATA_TOPO_FILE");
+  STRATA_RETURN_IF_ERROR(checkSameSetting(c, "STRATA_TOPO_FILE", file));
   if (!file.empty()) {
     // Each rank reads the file itself; agree() turns one rank's failure into everyone's.
     StatusOr<topo::Hierarchy> h = [&]() -> StatusOr<topo::Hierarchy> {

@@ -103,19 +103,30 @@ class Checker {
     return ok;
   }
 
-  // rc must be one of `allowed`; `message` (the last error) must be non-empty and contain one of
-  // `words` (case-insensitive).
-  void expectError(const std::string& what, strataResult_t rc,
-                   std::initializer_list<strataResult_t> allowed, const char* message,
-                   const std::vector<const char*>& words) {
+  // Runs `call`, which must return one of `allowed`. Then the last error must be non-empty and
+  // contain one of `words` (case-insensitive): that of `comm` (kComm), the thread's (kThread, for
+  // a NULL comm), or, for a stale handle the library no longer knows, either (kCommOrThread).
+  // The message is read only after the call and copied at once: a strata call may reuse it.
+  enum class From { kComm, kThread, kCommOrThread };
+  void expectFailure(const std::string& what, const std::function<strataResult_t()>& call,
+                     std::initializer_list<strataResult_t> allowed, strataComm_t comm, From from,
+                     const std::vector<const char*>& words) {
+    step(what);
+    const strataResult_t rc = call();
+    std::string message;
+    if (from != From::kThread) {
+      const char* m = strataGetLastError(comm);  // for a stale handle: must not crash either
+      if (m != nullptr) message = m;
+    }
+    if (message.empty() && from != From::kComm) {
+      const char* m = strataGetLastError(nullptr);
+      if (m != nullptr) message = m;
+    }
     std::string names;
     for (strataResult_t a : allowed) names += (names.empty() ? "" : " or ") + codeName(a);
     expect(std::find(allowed.begin(), allowed.end(), rc) != allowed.end(),
            what + ": returned " + codeName(rc) + ", expected " + names);
-    if (!expect(message != nullptr && *message != '\0',
-                what + ": strataGetLastError is empty after the error")) {
-      return;
-    }
+    if (!expect(!message.empty(), what + ": strataGetLastError is empty after the error")) return;
     const std::string text = lower(message);
     std::string list;
     bool found = false;
@@ -140,8 +151,7 @@ void expectCommWorks(Checker& ck, strataComm_t comm, int nranks, const std::stri
   ck.step("a correct allreduce after " + after);
   int32_t send[5], recv[5] = {};
   for (int i = 0; i < 5; ++i) send[i] = i + 1;
-  const strataResult_t rc =
-      strataAllReduce(send, recv, 5, strataInt32, strataSum, comm, nullptr);
+  const strataResult_t rc = strataAllReduce(send, recv, 5, strataInt32, strataSum, comm, nullptr);
   bool right = rc == strataSuccess;
   for (int i = 0; i < 5 && right; ++i) right = recv[i] == (i + 1) * nranks;
   ck.expect(right, "a correct allreduce after " + after + " returned " + codeName(rc) +
@@ -180,16 +190,16 @@ void checkStatics(Checker& ck) {
 
 // Invalid strataCommInitMPI arguments fail locally, before any communication.
 void checkInitArguments(Checker& ck) {
-  ck.step("strataCommInitMPI with invalid arguments");
-  strataResult_t rc = strataCommInitMPI(nullptr, MPI_COMM_WORLD);
-  ck.expectError("strataCommInitMPI(NULL, MPI_COMM_WORLD)", rc, {strataInvalidArgument},
-                 strataGetLastError(nullptr), {"comm", "null"});
+  using From = Checker::From;
+  ck.expectFailure("strataCommInitMPI(NULL, MPI_COMM_WORLD)",
+                   [] { return strataCommInitMPI(nullptr, MPI_COMM_WORLD); },
+                   {strataInvalidArgument}, nullptr, From::kThread, {"comm", "null"});
 
   strataComm_t untouched = reinterpret_cast<strataComm_t>(&ck);
-  rc = strataCommInitMPI(&untouched, MPI_COMM_NULL);
-  ck.expectError("strataCommInitMPI(&comm, MPI_COMM_NULL)", rc,
-                 {strataInvalidArgument, strataInvalidUsage}, strataGetLastError(nullptr),
-                 {"comm", "mpi"});
+  ck.expectFailure("strataCommInitMPI(&comm, MPI_COMM_NULL)",
+                   [&] { return strataCommInitMPI(&untouched, MPI_COMM_NULL); },
+                   {strataInvalidArgument, strataInvalidUsage}, nullptr, From::kThread,
+                   {"comm", "mpi"});
   ck.expect(untouched == reinterpret_cast<strataComm_t>(&ck),
             "strataCommInitMPI(&comm, MPI_COMM_NULL) wrote *comm despite failing");
 }
@@ -202,23 +212,26 @@ void checkQueries(Checker& ck, strataComm_t comm) {
   ck.expect(strataCommCount(comm, &count) == strataSuccess && count == mpiSize,
             "strataCommCount gave " + std::to_string(count) + ", MPI " + std::to_string(mpiSize));
   ck.expect(strataCommUserRank(comm, &rank) == strataSuccess && rank == mpiRank,
-            "strataCommUserRank gave " + std::to_string(rank) + ", MPI " +
-                std::to_string(mpiRank));
+            "strataCommUserRank gave " + std::to_string(rank) + ", MPI " + std::to_string(mpiRank));
   const char* fresh = strataGetLastError(comm);
   ck.expect(fresh != nullptr && *fresh == '\0',
             std::string("strataGetLastError of a new communicator is \"") +
                 (fresh ? fresh : "(null)") + "\", expected \"\"");
 
+  using From = Checker::From;
   int untouched = -7;
-  ck.expectError("strataCommCount(NULL, &n)", strataCommCount(nullptr, &untouched),
-                 {strataInvalidArgument}, strataGetLastError(nullptr), {"comm"});
-  ck.expectError("strataCommUserRank(NULL, &r)", strataCommUserRank(nullptr, &untouched),
-                 {strataInvalidArgument}, strataGetLastError(nullptr), {"comm"});
+  ck.expectFailure("strataCommCount(NULL, &n)",
+                   [&] { return strataCommCount(nullptr, &untouched); }, {strataInvalidArgument},
+                   nullptr, From::kThread, {"comm"});
+  ck.expectFailure("strataCommUserRank(NULL, &r)",
+                   [&] { return strataCommUserRank(nullptr, &untouched); }, {strataInvalidArgument},
+                   nullptr, From::kThread, {"comm"});
   ck.expect(untouched == -7, "strataCommCount/UserRank(NULL) wrote their output");
-  ck.expectError("strataCommCount(comm, NULL)", strataCommCount(comm, nullptr),
-                 {strataInvalidArgument}, strataGetLastError(comm), {"count", "null"});
-  ck.expectError("strataCommUserRank(comm, NULL)", strataCommUserRank(comm, nullptr),
-                 {strataInvalidArgument}, strataGetLastError(comm), {"rank", "null"});
+  ck.expectFailure("strataCommCount(comm, NULL)", [&] { return strataCommCount(comm, nullptr); },
+                   {strataInvalidArgument}, comm, From::kComm, {"count", "null"});
+  ck.expectFailure("strataCommUserRank(comm, NULL)",
+                   [&] { return strataCommUserRank(comm, nullptr); }, {strataInvalidArgument}, comm,
+                   From::kComm, {"rank", "null"});
 }
 
 struct ArgCase {
@@ -248,28 +261,41 @@ void checkArgumentErrors(Checker& ck, strataComm_t comm, int nranks) {
 
   const ArgCase cases[] = {
       {"allreduce with comm NULL",
-       [&] { return strataAllReduce(s, r, kCount, F32, Sum, nullptr, nullptr); }, true, {"comm"}},
+       [&] { return strataAllReduce(s, r, kCount, F32, Sum, nullptr, nullptr); },
+       true,
+       {"comm"}},
       {"reducescatter with comm NULL",
-       [&] { return strataReduceScatter(s, r, kCount, F32, Sum, nullptr, nullptr); }, true,
+       [&] { return strataReduceScatter(s, r, kCount, F32, Sum, nullptr, nullptr); },
+       true,
        {"comm"}},
       {"allgather with comm NULL",
-       [&] { return strataAllGather(s, r, kCount, F32, nullptr, nullptr); }, true, {"comm"}},
+       [&] { return strataAllGather(s, r, kCount, F32, nullptr, nullptr); },
+       true,
+       {"comm"}},
       {"allreduce with sendbuff NULL",
-       [&] { return strataAllReduce(nullptr, r, kCount, F32, Sum, comm, nullptr); }, false,
+       [&] { return strataAllReduce(nullptr, r, kCount, F32, Sum, comm, nullptr); },
+       false,
        {"send"}},
       {"allreduce with recvbuff NULL",
-       [&] { return strataAllReduce(s, nullptr, kCount, F32, Sum, comm, nullptr); }, false,
+       [&] { return strataAllReduce(s, nullptr, kCount, F32, Sum, comm, nullptr); },
+       false,
        {"recv"}},
       {"reducescatter with sendbuff NULL",
-       [&] { return strataReduceScatter(nullptr, r, kCount, F32, Sum, comm, nullptr); }, false,
+       [&] { return strataReduceScatter(nullptr, r, kCount, F32, Sum, comm, nullptr); },
+       false,
        {"send"}},
       {"reducescatter with recvbuff NULL",
-       [&] { return strataReduceScatter(s, nullptr, kCount, F32, Sum, comm, nullptr); }, false,
+       [&] { return strataReduceScatter(s, nullptr, kCount, F32, Sum, comm, nullptr); },
+       false,
        {"recv"}},
       {"allgather with sendbuff NULL",
-       [&] { return strataAllGather(nullptr, r, kCount, F32, comm, nullptr); }, false, {"send"}},
+       [&] { return strataAllGather(nullptr, r, kCount, F32, comm, nullptr); },
+       false,
+       {"send"}},
       {"allgather with recvbuff NULL",
-       [&] { return strataAllGather(s, nullptr, kCount, F32, comm, nullptr); }, false, {"recv"}},
+       [&] { return strataAllGather(s, nullptr, kCount, F32, comm, nullptr); },
+       false,
+       {"recv"}},
       {"allreduce with datatype 42",
        [&] { return strataAllReduce(s, r, kCount, badType(42), Sum, comm, nullptr); }, false,
        kTypeWords},
@@ -312,11 +338,9 @@ void checkArgumentErrors(Checker& ck, strataComm_t comm, int nranks) {
        kSizeWords},
   };
   for (const ArgCase& c : cases) {
-    ck.step(c.what);
     std::fill(recv.begin(), recv.end(), kSentinel);
-    const strataResult_t rc = c.call();
-    ck.expectError(c.what, rc, {strataInvalidArgument},
-                   strataGetLastError(c.nullComm ? nullptr : comm), c.words);
+    ck.expectFailure(c.what, c.call, {strataInvalidArgument}, c.nullComm ? nullptr : comm,
+                     c.nullComm ? Checker::From::kThread : Checker::From::kComm, c.words);
     ck.expect(std::all_of(recv.begin(), recv.end(), [&](float v) { return v == kSentinel; }),
               c.what + ": wrote recvbuff despite failing");
     ck.expect(std::all_of(send.begin(), send.end(), [](float v) { return v == 1.0f; }),
@@ -336,8 +360,8 @@ void checkArgumentErrors(Checker& ck, strataComm_t comm, int nranks) {
   for (const auto& [what, call] : empty) {
     ck.step(what);
     const strataResult_t rc = call();
-    ck.expect(rc == strataSuccess, std::string(what) + " returned " + codeName(rc) + ": " +
-                                       strataGetLastError(comm));
+    ck.expect(rc == strataSuccess,
+              std::string(what) + " returned " + codeName(rc) + ": " + strataGetLastError(comm));
     expectCommWorks(ck, comm, nranks, what);
   }
 }
@@ -347,37 +371,24 @@ void checkArgumentErrors(Checker& ck, strataComm_t comm, int nranks) {
 // cannot belong to a live one again.
 void checkStaleHandle(Checker& ck, strataComm_t stale, const std::string& how) {
   int32_t send[4] = {1, 2, 3, 4}, recv[64] = {};
-  const std::vector<const char*> words = {"comm", "handle", "destroy", "free"};
-  const auto message = [&] {
-    const char* m = strataGetLastError(stale);  // must not crash either
-    return m != nullptr && *m != '\0' ? m : strataGetLastError(nullptr);
-  };
-  const std::initializer_list<strataResult_t> allowed = {strataInvalidArgument, strataInvalidUsage};
-  const std::string pre = how + " communicator: ";
   int out = -7;
-
-  ck.step(pre + "allreduce");
-  ck.expectError(pre + "allreduce", strataAllReduce(send, recv, 4, strataInt32, strataSum, stale,
-                                                    nullptr),
-                 allowed, message(), words);
-  ck.step(pre + "reducescatter");
-  ck.expectError(pre + "reducescatter",
-                 strataReduceScatter(send, recv, 1, strataInt32, strataSum, stale, nullptr),
-                 allowed, message(), words);
-  ck.step(pre + "allgather");
-  ck.expectError(pre + "allgather", strataAllGather(send, recv, 4, strataInt32, stale, nullptr),
-                 allowed, message(), words);
-  ck.step(pre + "strataCommCount");
-  ck.expectError(pre + "strataCommCount", strataCommCount(stale, &out), allowed, message(), words);
-  ck.step(pre + "strataCommUserRank");
-  ck.expectError(pre + "strataCommUserRank", strataCommUserRank(stale, &out), allowed, message(),
-                 words);
+  const std::pair<const char*, std::function<strataResult_t()>> calls[] = {
+      {"allreduce",
+       [&] { return strataAllReduce(send, recv, 4, strataInt32, strataSum, stale, nullptr); }},
+      {"reducescatter",
+       [&] { return strataReduceScatter(send, recv, 1, strataInt32, strataSum, stale, nullptr); }},
+      {"allgather", [&] { return strataAllGather(send, recv, 4, strataInt32, stale, nullptr); }},
+      {"strataCommCount", [&] { return strataCommCount(stale, &out); }},
+      {"strataCommUserRank", [&] { return strataCommUserRank(stale, &out); }},
+      {"strataCommDestroy again", [&] { return strataCommDestroy(stale); }},
+      {"strataCommAbort", [&] { return strataCommAbort(stale); }},
+  };
+  const std::string pre = how + " communicator: ";
+  for (const auto& [what, call] : calls) {
+    ck.expectFailure(pre + what, call, {strataInvalidArgument, strataInvalidUsage}, stale,
+                     Checker::From::kCommOrThread, {"comm", "handle", "destroy", "free"});
+  }
   ck.expect(out == -7, pre + "strataCommCount/UserRank wrote their output");
-  ck.step(pre + "strataCommDestroy again");
-  ck.expectError(pre + "strataCommDestroy again", strataCommDestroy(stale), allowed, message(),
-                 words);
-  ck.step(pre + "strataCommAbort");
-  ck.expectError(pre + "strataCommAbort", strataCommAbort(stale), allowed, message(), words);
   ck.expect(std::all_of(recv, recv + 64, [](int32_t v) { return v == 0; }),
             pre + "a collective wrote recvbuff");
 }
@@ -417,16 +428,17 @@ void checkInitFailure(Checker& ck, const std::string& mustName, bool print) {
     ck.step(what + " (expected to fail)");
     strataComm_t comm = reinterpret_cast<strataComm_t>(&ck);
     const strataResult_t rc = strataCommInitMPI(&comm, MPI_COMM_WORLD);
-    const char* message = strataGetLastError(nullptr);
+    const char* last = strataGetLastError(nullptr);
+    const std::string message = last != nullptr ? last : "";
     ck.expect(rc != strataSuccess && rc != strataInternalError,
               what + " returned " + codeName(rc) + ", expected a user error");
     ck.expect(comm == reinterpret_cast<strataComm_t>(&ck), what + " wrote *comm despite failing");
-    ck.expect(message != nullptr && *message != '\0', what + ": strataGetLastError(NULL) is empty");
-    if (!mustName.empty() && message != nullptr) {
-      ck.expect(std::string(message).find(mustName) != std::string::npos,
+    ck.expect(!message.empty(), what + ": strataGetLastError(NULL) is empty");
+    if (!mustName.empty()) {
+      ck.expect(message.find(mustName) != std::string::npos,
                 what + ": message \"" + message + "\" does not name " + mustName);
     }
-    if (print && message != nullptr) std::printf("init failed as expected: %s\n", message);
+    if (print && rc != strataSuccess) std::printf("init failed as expected: %s\n", message.c_str());
     ck.step(what + ": comparing result codes across ranks (MPI_Allreduce)");
     int codes[2] = {static_cast<int>(rc), -static_cast<int>(rc)};
     MPI_Allreduce(MPI_IN_PLACE, codes, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

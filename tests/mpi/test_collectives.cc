@@ -234,11 +234,16 @@ MPI_Datatype mpiType() {
 
 MPI_Op mpiOp(strataRedOp_t op) {
   switch (op) {
-    case strataSum: return MPI_SUM;
-    case strataProd: return MPI_PROD;
-    case strataMax: return MPI_MAX;
-    case strataMin: return MPI_MIN;
-    default: return MPI_OP_NULL;  // avg: MPI has none
+    case strataSum:
+      return MPI_SUM;
+    case strataProd:
+      return MPI_PROD;
+    case strataMax:
+      return MPI_MAX;
+    case strataMin:
+      return MPI_MIN;
+    default:
+      return MPI_OP_NULL;  // avg: MPI has none
   }
 }
 
@@ -246,28 +251,49 @@ MPI_Op mpiOp(strataRedOp_t op) {
 template <typename F>
 void withType(strataDataType_t type, F&& f) {
   switch (type) {
-    case strataInt8: f(int8_t{}); break;
-    case strataUint8: f(uint8_t{}); break;
-    case strataInt32: f(int32_t{}); break;
-    case strataUint32: f(uint32_t{}); break;
-    case strataInt64: f(int64_t{}); break;
-    case strataUint64: f(uint64_t{}); break;
-    case strataFloat16: f(Half{}); break;
-    case strataFloat32: f(float{}); break;
-    case strataFloat64: f(double{}); break;
-    case strataBfloat16: f(BFloat16{}); break;
-    default: break;
+    case strataInt8:
+      f(int8_t{});
+      break;
+    case strataUint8:
+      f(uint8_t{});
+      break;
+    case strataInt32:
+      f(int32_t{});
+      break;
+    case strataUint32:
+      f(uint32_t{});
+      break;
+    case strataInt64:
+      f(int64_t{});
+      break;
+    case strataUint64:
+      f(uint64_t{});
+      break;
+    case strataFloat16:
+      f(Half{});
+      break;
+    case strataFloat32:
+      f(float{});
+      break;
+    case strataFloat64:
+      f(double{});
+      break;
+    case strataBfloat16:
+      f(BFloat16{});
+      break;
+    default:
+      break;
   }
 }
 
-const strataDataType_t kAllTypes[] = {strataInt8,  strataUint8,   strataInt32,   strataUint32,
-                                      strataInt64, strataUint64,  strataFloat16, strataFloat32,
+const strataDataType_t kAllTypes[] = {strataInt8,    strataUint8,   strataInt32,   strataUint32,
+                                      strataInt64,   strataUint64,  strataFloat16, strataFloat32,
                                       strataFloat64, strataBfloat16};
 const strataRedOp_t kAllOps[] = {strataSum, strataProd, strataMax, strataMin, strataAvg};
 
 const char* typeName(strataDataType_t t) {
-  static const char* const kNames[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                       "uint64", "fp16", "fp32", "fp64", "bf16"};
+  static const char* const kNames[] = {"int8",   "uint8", "int32", "uint32", "int64",
+                                       "uint64", "fp16",  "fp32",  "fp64",   "bf16"};
   return t >= 0 && t < strataNumTypes ? kNames[t] : "?";
 }
 
@@ -282,9 +308,12 @@ enum class Coll { kAllReduce, kReduceScatter, kAllGather };
 
 const char* collName(Coll c) {
   switch (c) {
-    case Coll::kAllReduce: return "allreduce";
-    case Coll::kReduceScatter: return "reducescatter";
-    case Coll::kAllGather: return "allgather";
+    case Coll::kAllReduce:
+      return "allreduce";
+    case Coll::kReduceScatter:
+      return "reducescatter";
+    case Coll::kAllGather:
+      return "allgather";
   }
   return "?";
 }
@@ -376,8 +405,8 @@ T genInt(Pattern pat, int nranks, int rank, size_t i, uint64_t h) {
       if ((h >> 40) % 61 == 0) return 0;
       const uint64_t factor = sizeof(T) == 1 ? 2 : 3;
       // Of the ranks, only min(budget, nranks) give this element a factor above 1.
-      const bool grows = static_cast<int>((static_cast<uint64_t>(rank) + i) % nranks) <
-                         prodBudget<T>(factor);
+      const bool grows =
+          static_cast<int>((static_cast<uint64_t>(rank) + i) % nranks) < prodBudget<T>(factor);
       const T mag = static_cast<T>(grows ? 1 + h % factor : 1);
       if constexpr (std::is_signed_v<T>) {
         if ((h >> 8) % 3 == 0) return static_cast<T>(-mag);
@@ -433,11 +462,16 @@ typename Traits<T>::Math combine(strataRedOp_t op, typename Traits<T>::Math a,
   using M = typename Traits<T>::Math;
   switch (op) {
     case strataSum:
-    case strataAvg: return static_cast<M>(a + b);
-    case strataProd: return static_cast<M>(a * b);
-    case strataMax: return a < b ? b : a;
-    case strataMin: return b < a ? b : a;
-    default: return a;
+    case strataAvg:
+      return static_cast<M>(a + b);
+    case strataProd:
+      return static_cast<M>(a * b);
+    case strataMax:
+      return a < b ? b : a;
+    case strataMin:
+      return b < a ? b : a;
+    default:
+      return a;
   }
 }
 
@@ -506,7 +540,8 @@ bool matches(const T& got, const T& want, Compare how) {
   if (how == Compare::kBits) return std::memcmp(&got, &want, sizeof(T)) == 0;
   if constexpr (Traits<T>::kFloat) {
     const double g = Traits<T>::toMath(got), w = Traits<T>::toMath(want);
-    if (how == Compare::kTolerance) return std::fabs(g - w) <= Traits<T>::kAvgTolerance * std::fabs(w);
+    if (how == Compare::kTolerance)
+      return std::fabs(g - w) <= Traits<T>::kAvgTolerance * std::fabs(w);
     return g == w;  // NaN never matches
   } else {
     return got == want;
@@ -531,20 +566,23 @@ void compareElements(Verdict& v, const char* what, const T* got, const T* want, 
 }
 
 // A buffer with a guard region on each side, filled with a pattern the library must not touch,
-// and a data region prefilled with a sentinel (so a result that is never written shows).
+// and a data region prefilled with a sentinel (so a result that is never written shows). `shift`
+// bytes of padding in front vary the data's alignment (vector loops must not assume any beyond
+// the element's own).
 class GuardedBuffer {
  public:
-  static constexpr size_t kGuard = 64;  // bytes; keeps data() 16-byte aligned
+  static constexpr size_t kGuard = 64;  // bytes
 
-  explicit GuardedBuffer(size_t bytes) : bytes_(bytes), storage_(bytes + 2 * kGuard) {
+  GuardedBuffer(size_t bytes, size_t shift)
+      : bytes_(bytes), front_(shift + kGuard), storage_(front_ + bytes + kGuard) {
     for (size_t j = 0; j < kGuard; ++j) {
-      storage_[j] = guardByte(j);
-      storage_[kGuard + bytes + j] = guardByte(kGuard + j);
+      storage_[shift + j] = guardByte(j);
+      storage_[front_ + bytes + j] = guardByte(kGuard + j);
     }
     std::memset(data(), 0xc3, bytes);
   }
 
-  unsigned char* data() { return storage_.data() + kGuard; }
+  unsigned char* data() { return storage_.data() + front_; }
   template <typename T>
   T* as() {
     return reinterpret_cast<T*>(data());
@@ -552,13 +590,13 @@ class GuardedBuffer {
 
   void checkGuards(Verdict& v, const char* name) const {
     for (size_t j = 0; j < kGuard; ++j) {
-      if (storage_[j] != guardByte(j)) {
+      if (storage_[front_ - kGuard + j] != guardByte(j)) {
         v.fail(std::string("wrote ") + std::to_string(kGuard - j) + " bytes before " + name);
         break;
       }
     }
     for (size_t j = 0; j < kGuard; ++j) {
-      if (storage_[kGuard + bytes_ + j] != guardByte(kGuard + j)) {
+      if (storage_[front_ + bytes_ + j] != guardByte(kGuard + j)) {
         v.fail(std::string("wrote past the end of ") + name + " (byte " + std::to_string(j) +
                " of the guard)");
         break;
@@ -569,9 +607,15 @@ class GuardedBuffer {
  private:
   static unsigned char guardByte(size_t j) { return static_cast<unsigned char>(0xa5 ^ (j * 29)); }
 
-  size_t bytes_;
+  size_t bytes_, front_;
   std::vector<unsigned char> storage_;
 };
+
+// Padding for a case's buffer `which`: 0 to 3 elements, from the case's seed.
+template <typename T>
+size_t shiftFor(uint64_t seed, int which) {
+  return ((seed >> (8 * which)) & 3) * sizeof(T);
+}
 
 void copyBytes(void* dst, const void* src, size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
@@ -602,7 +646,7 @@ void runAllReduce(const Comm& cm, const Case& c, Reference ref, uint64_t seed, V
     for (size_t i = 0; i < n; ++i) want[i] = expectedReduction<T>(c.op, pat, cm.size, i, seed);
   }
 
-  GuardedBuffer send(bytes), recv(bytes);
+  GuardedBuffer send(bytes, shiftFor<T>(seed, 0)), recv(bytes, shiftFor<T>(seed, 1));
   copyBytes(c.inPlace ? recv.data() : send.data(), input.data(), bytes);
   const void* sendPtr = c.inPlace ? recv.data() : send.data();
   if (!checkResult(v, strataAllReduce(sendPtr, recv.data(), n, c.type, c.op, cm.comm, nullptr),
@@ -632,7 +676,8 @@ void runReduceScatter(const Comm& cm, const Case& c, Reference ref, uint64_t see
     }
   }
 
-  GuardedBuffer send(total * sizeof(T)), recv(n * sizeof(T));
+  GuardedBuffer send(total * sizeof(T), shiftFor<T>(seed, 0));
+  GuardedBuffer recv(n * sizeof(T), shiftFor<T>(seed, 1));
   copyBytes(send.data(), input.data(), total * sizeof(T));
   T* recvPtr = c.inPlace ? send.as<T>() + mine : recv.as<T>();
   if (!checkResult(v, strataReduceScatter(send.data(), recvPtr, n, c.type, c.op, cm.comm, nullptr),
@@ -658,15 +703,17 @@ void runAllGather(const Comm& cm, const Case& c, Reference ref, uint64_t seed, V
   std::vector<T> input(n), want(total);
   for (size_t k = 0; k < n; ++k) input[k] = genValue<T>(Pattern::kAny, cm.size, cm.rank, k, seed);
   if (ref == Reference::kMpi) {
-    MPI_Allgather(input.data(), static_cast<int>(n), mpiType<T>(), want.data(),
-                  static_cast<int>(n), mpiType<T>(), cm.mpi);
+    MPI_Allgather(input.data(), static_cast<int>(n), mpiType<T>(), want.data(), static_cast<int>(n),
+                  mpiType<T>(), cm.mpi);
   } else {
     for (int q = 0; q < cm.size; ++q) {
-      for (size_t k = 0; k < n; ++k) want[q * n + k] = genValue<T>(Pattern::kAny, cm.size, q, k, seed);
+      for (size_t k = 0; k < n; ++k)
+        want[q * n + k] = genValue<T>(Pattern::kAny, cm.size, q, k, seed);
     }
   }
 
-  GuardedBuffer send(n * sizeof(T)), recv(total * sizeof(T));
+  GuardedBuffer send(n * sizeof(T), shiftFor<T>(seed, 0));
+  GuardedBuffer recv(total * sizeof(T), shiftFor<T>(seed, 1));
   copyBytes(c.inPlace ? recv.as<T>() + mine : send.as<T>(), input.data(), n * sizeof(T));
   const T* sendPtr = c.inPlace ? recv.as<T>() + mine : send.as<T>();
   if (!checkResult(v, strataAllGather(sendPtr, recv.data(), n, c.type, cm.comm, nullptr),
@@ -723,9 +770,15 @@ class Runner {
     withType(c.type, [&](auto tag) {
       using T = decltype(tag);
       switch (c.coll) {
-        case Coll::kAllReduce: runAllReduce<T>(cm, c, ref, seed, v); break;
-        case Coll::kReduceScatter: runReduceScatter<T>(cm, c, ref, seed, v); break;
-        case Coll::kAllGather: runAllGather<T>(cm, c, ref, seed, v); break;
+        case Coll::kAllReduce:
+          runAllReduce<T>(cm, c, ref, seed, v);
+          break;
+        case Coll::kReduceScatter:
+          runReduceScatter<T>(cm, c, ref, seed, v);
+          break;
+        case Coll::kAllGather:
+          runAllGather<T>(cm, c, ref, seed, v);
+          break;
       }
     });
     record(v.ok());
@@ -751,7 +804,7 @@ class Runner {
 std::vector<size_t> sweepCounts(int nranks, bool quick) {
   const size_t p = static_cast<size_t>(nranks);
   std::vector<size_t> counts =
-      quick ? std::vector<size_t>{0, 1, 3, 13, p - 1, p + 1, 1021}
+      quick ? std::vector<size_t>{0, 1, 3, 13, p - 1, p, p + 1, 1021}
             : std::vector<size_t>{0, 1, 2, 3, 7, 13, p - 1, p, p + 1, 1021, 65537};
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
@@ -773,7 +826,8 @@ void runMatrix(Runner& runner, const Comm& world) {
       for (strataRedOp_t op : kAllOps) {
         if (coll == Coll::kAllGather && op != strataSum) continue;  // no op: run once
         for (size_t count : typeCounts) {
-          for (bool inPlace : {false, true}) runner.run(world, {coll, type, op, count, inPlace}, Reference::kLocal);
+          for (bool inPlace : {false, true})
+            runner.run(world, {coll, type, op, count, inPlace}, Reference::kLocal);
         }
       }
     }
@@ -781,7 +835,8 @@ void runMatrix(Runner& runner, const Comm& world) {
   // About 4 MiB per rank: many pieces at any chunk size, and the bandwidth path.
   const size_t big = (size_t{1} << 20) + 3, bigPerRank = (size_t{1} << 20) / world.size + 3;
   for (bool inPlace : {false, true}) {
-    runner.run(world, {Coll::kAllReduce, strataFloat32, strataSum, big, inPlace}, Reference::kLocal);
+    runner.run(world, {Coll::kAllReduce, strataFloat32, strataSum, big, inPlace},
+               Reference::kLocal);
     runner.run(world, {Coll::kReduceScatter, strataBfloat16, strataSum, bigPerRank, inPlace},
                Reference::kLocal);
     runner.run(world, {Coll::kAllGather, strataFloat64, strataSum, bigPerRank, inPlace},
@@ -825,8 +880,8 @@ bool makeComm(Runner& runner, MPI_Comm mpi, const std::string& name, Comm* out) 
         .fail(std::string(strataGetErrorString(rc)) + ": " + strataGetLastError(nullptr));
   }
   runner.check(ok, "strataCommInitMPI for " + name + ", count " + std::to_string(count) +
-                       " and rank " + std::to_string(rank) + " (MPI: " +
-                       std::to_string(cm.size) + ", " + std::to_string(cm.rank) + ")");
+                       " and rank " + std::to_string(rank) + " (MPI: " + std::to_string(cm.size) +
+                       ", " + std::to_string(cm.rank) + ")");
   *out = cm;
   return rc == strataSuccess;
 }
@@ -933,8 +988,8 @@ int main(int argc, char** argv) {
     strataGetVersion(&version);
     const char* topo = std::getenv("STRATA_TOPO_FILE");
     const char* chunk = std::getenv("STRATA_CHUNK_BYTES");
-    std::printf("strata %d, %d ranks, STRATA_TOPO_FILE=%s STRATA_CHUNK_BYTES=%s%s\n", version,
-                size, topo ? topo : "", chunk ? chunk : "", opt.quick ? ", quick" : "");
+    std::printf("strata %d, %d ranks, STRATA_TOPO_FILE=%s STRATA_CHUNK_BYTES=%s%s\n", version, size,
+                topo ? topo : "", chunk ? chunk : "", opt.quick ? ", quick" : "");
     std::fflush(stdout);
   }
 

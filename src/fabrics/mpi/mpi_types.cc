@@ -8,26 +8,40 @@
 namespace strata::fabric {
 namespace {
 
-constexpr int kNumHalfTypes = 2;  // fp16, bf16
-constexpr int kNumBaseOps = 4;    // sum, prod, max, min
+// Types reduced by strata's own kernels through user ops: fp16 and bf16 (MPI has no such
+// types), and int8/uint8, because Open MPI 4.1's AVX MPI_SUM saturates 8-bit integers instead
+// of wrapping (open-mpi/ompi#8045, closed wontfix): 200 + 200 gives 255, not 144.
+constexpr strataDataType_t kOwnTypes[] = {strataFloat16, strataBfloat16, strataInt8, strataUint8};
+constexpr int kNumOwnTypes = sizeof(kOwnTypes) / sizeof(kOwnTypes[0]);
+constexpr int kNumBaseOps = 4;  // sum, prod, max, min
 
 std::mutex gOpsMutex;
 int gOpsRefs = 0;
-MPI_Op gHalfOps[kNumHalfTypes][kNumBaseOps];
+MPI_Op gOwnOps[kNumOwnTypes][kNumBaseOps];
 
 // MPI's user-op signature: inout[i] = in[i] op inout[i]. All four ops are commutative, so the
 // operand order does not matter.
 template <strataDataType_t kType, strataRedOp_t kOp>
-void halfOp(void* in, void* inout, int* len, MPI_Datatype*) {
+void ownOp(void* in, void* inout, int* len, MPI_Datatype*) {
   reduceInto(inout, in, static_cast<size_t>(*len), kType, kOp);
 }
 
 template <strataDataType_t kType>
-constexpr MPI_User_function* halfOpFunctions[kNumBaseOps] = {
-    halfOp<kType, strataSum>, halfOp<kType, strataProd>, halfOp<kType, strataMax>,
-    halfOp<kType, strataMin>};
+constexpr MPI_User_function* ownOpFunctions[kNumBaseOps] = {
+    ownOp<kType, strataSum>, ownOp<kType, strataProd>, ownOp<kType, strataMax>,
+    ownOp<kType, strataMin>};
 
-int halfIndex(strataDataType_t type) { return type == strataFloat16 ? 0 : 1; }
+// kOwnTypes' functions, in the same order.
+constexpr MPI_User_function* const* kOwnFunctions[kNumOwnTypes] = {
+    ownOpFunctions<strataFloat16>, ownOpFunctions<strataBfloat16>, ownOpFunctions<strataInt8>,
+    ownOpFunctions<strataUint8>};
+
+int ownIndex(strataDataType_t type) {
+  for (int i = 0; i < kNumOwnTypes; ++i) {
+    if (kOwnTypes[i] == type) return i;
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -48,9 +62,10 @@ MPI_Datatype mpiDatatype(strataDataType_t type) {
 }
 
 MPI_Op mpiOp(strataDataType_t type, strataRedOp_t op) {
-  if (type == strataFloat16 || type == strataBfloat16) {
+  const int own = ownIndex(type);
+  if (own >= 0) {
     std::lock_guard<std::mutex> lock(gOpsMutex);
-    return gOpsRefs > 0 ? gHalfOps[halfIndex(type)][op] : MPI_OP_NULL;
+    return gOpsRefs > 0 && op >= 0 && op < kNumBaseOps ? gOwnOps[own][op] : MPI_OP_NULL;
   }
   switch (op) {
     case strataSum: return MPI_SUM;
@@ -67,9 +82,10 @@ Status acquireMpiOps() {
     ++gOpsRefs;
     return Status::ok();
   }
-  for (int op = 0; op < kNumBaseOps; ++op) {
-    STRATA_MPI_CHECK(MPI_Op_create(halfOpFunctions<strataFloat16>[op], 1, &gHalfOps[0][op]));
-    STRATA_MPI_CHECK(MPI_Op_create(halfOpFunctions<strataBfloat16>[op], 1, &gHalfOps[1][op]));
+  for (int t = 0; t < kNumOwnTypes; ++t) {
+    for (int op = 0; op < kNumBaseOps; ++op) {
+      STRATA_MPI_CHECK(MPI_Op_create(kOwnFunctions[t][op], 1, &gOwnOps[t][op]));
+    }
   }
   gOpsRefs = 1;  // only once every op exists (a failed attempt leaks at most a few MPI_Ops)
   return Status::ok();
@@ -81,7 +97,7 @@ void releaseMpiOps() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;  // MPI already freed everything
-  for (auto& ops : gHalfOps) {
+  for (auto& ops : gOwnOps) {
     for (MPI_Op& op : ops) MPI_Op_free(&op);
   }
 }

@@ -2,7 +2,8 @@
 //
 // Native types map to MPI's predefined types and ops, which Open MPI reduces with its own
 // vectorised kernels. fp16 and bf16 have no MPI type: they travel as MPI_UINT16_T and are
-// reduced by user ops (MPI_Op_create) that call strata's kernels, widening to float.
+// reduced by user ops (MPI_Op_create) that call strata's kernels, widening to float. int8 and
+// uint8 also use strata's kernels: Open MPI 4.1's AVX sum saturates them instead of wrapping.
 #pragma once
 
 #include <mpi.h>
