@@ -1,8 +1,11 @@
-# Finds strata's dependencies. Required: Open MPI, hwloc, yaml-cpp. Optional: CUDA and NCCL.
+# Finds strata's dependencies. Required: Open MPI, hwloc, yaml-cpp, pugixml (NCCL topology XML),
+# nlohmann-json (JSON output). Optional: CUDA and NCCL.
 find_package(MPI REQUIRED COMPONENTS C)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc>=2.0)
 find_package(yaml-cpp REQUIRED)
+find_package(pugixml REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
 
 # CUDA/NCCL detection. The GPU parts build whenever both are present (a GPU need not be).
 set(STRATA_HAVE_CUDA OFF)

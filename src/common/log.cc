@@ -164,7 +164,6 @@ bool logEnabled(LogLevel level, uint32_t subsys) {
 
 void logMessage(LogLevel level, uint32_t subsys, const char* file, int line, const char* fmt, ...) {
   if (!logEnabled(level, subsys)) return;
-  if (level >= LogLevel::kInfo) logVersionOnce();
 
   char small[1024];
   std::string large;

@@ -18,7 +18,15 @@ std::string describeComm(const strataComm& c) {
       out << h.width(l) << " to " << h.maxChildren(l) << " (irregular: the first " << h.width(l)
           << " of each group hold shards)";
     }
-    out << ", fabric " << h.level(l).fabric << "\n";
+    out << ", fabric " << h.level(l).fabric;
+    const topo::LinkModel& link = h.level(l).link;
+    if (link.kind != topo::LinkKind::kUnknown) {
+      out << ", link " << topo::linkKindName(link.kind) << " " << link.bandwidthGBps << " GB/s "
+          << link.latencyUs << " us";
+      if (h.level(l).linkSharing > 1) out << " shared by " << h.level(l).linkSharing;
+      if (!link.source.empty()) out << " (" << link.source << ")";
+    }
+    out << "\n";
   }
   out << "  rank " << c.rank << ":";
   for (int l = 0; l < h.numLevels(); ++l) {

@@ -8,7 +8,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/mpi_check.h"
-#include "topology/detect.h"
+#include "core/topo_exchange.h"
 #include "topology/topo_file.h"
 
 namespace strata::core {
@@ -16,30 +16,6 @@ namespace {
 
 constexpr size_t kMinChunkBytes = 4096;
 constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // keeps every MPI count below INT_MAX
-
-constexpr int kMaxHostName = 256;
-
-// Every rank's LocalInfo, exchanged as fixed-size records.
-StatusOr<std::vector<topo::LocalInfo>> exchangeLocalInfo(MPI_Comm comm, int size,
-                                                         const topo::LocalInfo& mine) {
-  struct Record {
-    char host[kMaxHostName];
-    int package;
-  };
-  Record rec{};
-  std::strncpy(rec.host, mine.host.c_str(), kMaxHostName - 1);
-  rec.package = mine.package;
-  std::vector<Record> all(size);
-  STRATA_MPI_CHECK(MPI_Allgather(&rec, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record),
-                                 MPI_BYTE, comm));
-  std::vector<topo::LocalInfo> infos(size);
-  for (int r = 0; r < size; ++r) {
-    all[r].host[kMaxHostName - 1] = '\0';
-    infos[r].host = all[r].host;
-    infos[r].package = all[r].package;
-  }
-  return infos;
-}
 
 // Every rank must take the same branch below (file or detection): their collectives differ,
 // so a mismatch would deadlock. Compares a hash of each rank's setting. Collective.
@@ -83,13 +59,7 @@ Status buildHierarchy(strataComm& c) {
     c.hierarchySource = "topology file " + file;
     return Status::ok();
   }
-  const topo::LocalInfo mine = topo::detectLocal(env::getString("STRATA_HOSTNAME"));
-  STRATA_ASSIGN_OR_RETURN(auto infos, exchangeLocalInfo(c.mpi, c.size, mine));
-  StatusOr<topo::Hierarchy> h = topo::hierarchyFromHosts(infos, "mpi");
-  STRATA_RETURN_IF_ERROR(h.status());  // every rank computed it from the same data
-  c.hierarchy = h.take();
-  c.hierarchySource = "detected from host names and CPU binding";
-  return Status::ok();
+  return detectHierarchy(c);
 }
 
 // One sub-communicator and fabric per level this rank is a member of. Collective.

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <climits>
-#include <map>
 
 #include "common/log.h"
 
@@ -47,36 +46,6 @@ LocalInfo detectLocal(const std::string& hostOverride) {
   info.host = hostOverride.empty() ? systemHostName() : hostOverride;
   info.package = boundPackage();
   return info;
-}
-
-StatusOr<Hierarchy> hierarchyFromHosts(const std::vector<LocalInfo>& ranks,
-                                       const std::string& fabric) {
-  // A host is split by package only if every one of its ranks has a package.
-  std::map<std::string, bool> hostHasPackages;
-  for (const LocalInfo& r : ranks) {
-    auto it = hostHasPackages.emplace(r.host, true).first;
-    it->second = it->second && r.package >= 0;
-  }
-  bool anyPackages = false;
-  for (const auto& [host, has] : hostHasPackages) anyPackages = anyPackages || has;
-  // Without any package information the socket level would only repeat the node level.
-  std::vector<Level> levels;
-  if (anyPackages) levels.push_back({"socket", fabric});
-  levels.push_back({"node", fabric});
-  levels.push_back({"network", fabric});
-  std::vector<std::vector<std::string>> keys;
-  for (const LocalInfo& r : ranks) {
-    std::vector<std::string> k;
-    if (anyPackages) {
-      k.push_back(hostHasPackages[r.host] ? r.host + "#package" + std::to_string(r.package)
-                                          : r.host);
-    }
-    k.push_back(r.host);
-    k.push_back("");
-    keys.push_back(std::move(k));
-  }
-  STRATA_ASSIGN_OR_RETURN(Hierarchy h, Hierarchy::fromKeys(std::move(levels), keys));
-  return h.withoutTrivialLevels();
 }
 
 }  // namespace strata::topo

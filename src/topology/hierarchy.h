@@ -14,15 +14,26 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "topology/node_topology.h"
 
 namespace strata::topo {
 
 struct Level {
+  Level() = default;
+  Level(std::string n, std::string f, LinkModel l = {}, int sharing = 1)
+      : name(std::move(n)), fabric(std::move(f)), link(std::move(l)), linkSharing(sharing) {}
+
   std::string name;    // what one group of this level spans: "socket", "node", "rack", ...
   std::string fabric;  // the fabric that runs this level's stages: "mpi", ...
+  LinkModel link;      // what this level's groups talk over (kind unknown when not known)
+  // How many of this level's stage groups run at once over one shared link (e.g. the ranks of
+  // a node that each drive a network-level group through the node's NICs); they split its
+  // bandwidth.
+  int linkSharing = 1;
 };
 
 class Hierarchy {

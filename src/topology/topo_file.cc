@@ -28,11 +28,10 @@ constexpr int kMaxLevelSize = 1 << 20;
 constexpr size_t kMaxFileBytes = 1 << 20;
 constexpr const char* kDefaultFabric = "mpi";
 
-// Keys a level may carry. link, bandwidth_gbps and latency_us are reserved for the cost model:
-// they are accepted and checked now so that files written for it load today, but their values
-// are not used yet.
-const std::vector<std::string> kLevelKeys = {"name", "size",           "fabric",
-                                             "link", "bandwidth_gbps", "latency_us"};
+// Keys a level may carry. link, bandwidth_GBps, latency_us and link_sharing describe the link the
+// level's groups talk over, for the cost model; they are optional.
+const std::vector<std::string> kLevelKeys = {"name",           "size",       "fabric",      "link",
+                                             "bandwidth_GBps", "latency_us", "link_sharing"};
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
@@ -204,24 +203,39 @@ StatusOr<std::string> fabricOf(const Entry* entry, const YAML::Node& level,
                              "; known fabrics: " + joined(knownFabrics));
 }
 
-// The reserved cost-model keys: checked for shape, values unused (see kLevelKeys).
-Status checkReserved(const std::vector<Entry>& entries, const std::string& what,
-                     const Errors& errors) {
+// The link keys of a level (see kLevelKeys), checked and stored in `level`. A level with any of
+// them has source "file".
+Status parseLink(const std::vector<Entry>& entries, const std::string& what, const Errors& errors,
+                 Level* level) {
   for (const Entry& entry : entries) {
     if (entry.key == "link") {
-      if (!entry.value.IsScalar() || entry.value.Scalar().empty()) {
-        return errors.at(entry.keyNode.Mark(), what + " link must be a non-empty string");
+      if (!entry.value.IsScalar() || !parseLinkKind(entry.value.Scalar(), &level->link.kind)) {
+        const std::string found = entry.value.IsScalar() ? "'" + entry.value.Scalar() + "'"
+                                                         : kindOf(entry.value);
+        return errors.at(entry.keyNode.Mark(),
+                         what + " link must be a link kind (nvlink, nvswitch, pcie, smp, "
+                                "shm, infiniband, roce, ethernet, efa), found " + found);
       }
-    } else if (entry.key == "bandwidth_gbps" || entry.key == "latency_us") {
+      level->link.source = "file";
+    } else if (entry.key == "bandwidth_GBps" || entry.key == "latency_us" ||
+               entry.key == "link_sharing") {
       const std::string text = entry.value.IsScalar() ? entry.value.Scalar() : "";
       char* end = nullptr;
       double value =
           isPlainScalar(entry.value) && !text.empty() ? std::strtod(text.c_str(), &end) : 0.0;
-      if (end == nullptr || *end != '\0' || !std::isfinite(value) || value <= 0) {
+      const bool integral = entry.key != "link_sharing" || value == std::floor(value);
+      if (end == nullptr || *end != '\0' || !std::isfinite(value) || value <= 0 || !integral ||
+          value > 1e9) {
         std::string found = entry.value.IsScalar() ? "'" + text + "'" : kindOf(entry.value);
         return errors.at(entry.keyNode.Mark(),
-                         what + " " + entry.key + " must be a positive number, found " + found);
+                         what + " " + entry.key + " must be a positive " +
+                             (entry.key == "link_sharing" ? "integer" : "number") +
+                             ", found " + found);
       }
+      if (entry.key == "bandwidth_GBps") level->link.bandwidthGBps = value;
+      if (entry.key == "latency_us") level->link.latencyUs = value;
+      if (entry.key == "link_sharing") level->linkSharing = static_cast<int>(value);
+      level->link.source = "file";
     }
   }
   return Status::ok();
@@ -248,8 +262,9 @@ Status parseLevel(const YAML::Node& node, int index, const std::vector<std::stri
   STRATA_ASSIGN_OR_RETURN(int size, sizeOf(find(entries, "size"), node, what, errors));
   STRATA_ASSIGN_OR_RETURN(std::string fabric,
                           fabricOf(find(entries, "fabric"), node, knownFabrics, what, errors));
-  STRATA_RETURN_IF_ERROR(checkReserved(entries, what, errors));
-  file->levels.push_back(Level{name->value.Scalar(), std::move(fabric)});
+  Level level{name->value.Scalar(), std::move(fabric), {}, 1};
+  STRATA_RETURN_IF_ERROR(parseLink(entries, what, errors, &level));
+  file->levels.push_back(std::move(level));
   file->sizes.push_back(size);
   return Status::ok();
 }
@@ -387,6 +402,15 @@ std::string formatTopoFile(const TopoFile& file) {
     out << YAML::Key << "name" << YAML::Value << file.levels[l].name;
     if (l < file.sizes.size()) out << YAML::Key << "size" << YAML::Value << file.sizes[l];
     out << YAML::Key << "fabric" << YAML::Value << file.levels[l].fabric;
+    const Level& lv = file.levels[l];
+    if (lv.link.kind != LinkKind::kUnknown) {
+      out << YAML::Key << "link" << YAML::Value << linkKindName(lv.link.kind);
+    }
+    if (lv.link.bandwidthGBps > 0) {
+      out << YAML::Key << "bandwidth_GBps" << YAML::Value << lv.link.bandwidthGBps;
+    }
+    if (lv.link.latencyUs > 0) out << YAML::Key << "latency_us" << YAML::Value << lv.link.latencyUs;
+    if (lv.linkSharing > 1) out << YAML::Key << "link_sharing" << YAML::Value << lv.linkSharing;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap << YAML::Newline;

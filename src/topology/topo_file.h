@@ -9,9 +9,12 @@
 //   size    required; a plain decimal integer in 1..1048576 (a quoted "2" is a string).
 //   fabric  optional, default "mpi"; must be one of the fabrics this build knows (the default
 //           is checked too).
-//   link, bandwidth_gbps, latency_us
-//           optional and reserved for the cost model: link must be a non-empty string, the
-//           others positive numbers; their values are not used yet.
+//   link, bandwidth_GBps, latency_us, link_sharing
+//           optional: what the level's groups talk over, for the cost model. link is a link
+//           kind (nvlink, nvswitch, pcie, smp, shm, infiniband, roce, ethernet, efa),
+//           bandwidth_GBps the per-direction bandwidth in GB/s, latency_us the per-message
+//           latency, link_sharing how many of the level's groups share one link at once.
+//           `strata-topo --save` writes them.
 // Any other key, at the top or in a level, is refused, as is a key given twice: a typo must not
 // be silently ignored. Comments and both block and flow style are fine; see configs/topologies/.
 //

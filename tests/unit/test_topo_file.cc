@@ -49,7 +49,10 @@ std::string level(const std::string& body) { return "  - {" + body + "}"; }
 bool sameFile(const TopoFile& a, const TopoFile& b) {
   if (a.sizes != b.sizes || a.levels.size() != b.levels.size()) return false;
   for (size_t l = 0; l < a.levels.size(); ++l) {
-    if (a.levels[l].name != b.levels[l].name || a.levels[l].fabric != b.levels[l].fabric) {
+    const Level &x = a.levels[l], &y = b.levels[l];
+    if (x.name != y.name || x.fabric != y.fabric || x.link.kind != y.link.kind ||
+        x.link.bandwidthGBps != y.link.bandwidthGBps || x.link.latencyUs != y.link.latencyUs ||
+        x.linkSharing != y.linkSharing) {
       return false;
     }
   }
@@ -108,13 +111,27 @@ TEST_CASE("topo file: fabric defaults to mpi", "[topo_file]") {
   CHECK(file.sizes == std::vector<int>{4});
 }
 
-TEST_CASE("topo file: the reserved cost-model keys are accepted", "[topo_file]") {
+TEST_CASE("topo file: link keys describe each level's link", "[topo_file]") {
   TopoFile file = parseOk(lines({
       "levels:",
-      "  - {name: node, size: 2, link: nvlink, bandwidth_gbps: 300, latency_us: 0.5}",
-      "  - {name: net, size: 2, link: ib, bandwidth_gbps: 25.5, latency_us: 2}",
+      "  - {name: node, size: 2, link: nvlink, bandwidth_GBps: 300, latency_us: 0.5}",
+      "  - {name: net, size: 2, link: ib, bandwidth_GBps: 25.5, latency_us: 2, link_sharing: 4}",
   }));
   CHECK(file.sizes == std::vector<int>{2, 2});
+  CHECK(file.levels[0].link.kind == LinkKind::kNvlink);
+  CHECK(file.levels[0].link.bandwidthGBps == 300);
+  CHECK(file.levels[0].link.latencyUs == 0.5);
+  CHECK(file.levels[0].linkSharing == 1);
+  CHECK(file.levels[1].link.kind == LinkKind::kInfiniband);
+  CHECK(file.levels[1].link.bandwidthGBps == 25.5);
+  CHECK(file.levels[1].linkSharing == 4);
+  CHECK(file.levels[1].link.source == "file");
+  checkError(lines({"levels:", level("name: node, size: 2, link: warp")}), "topology file x.yaml:2: ",
+             "link must be a link kind");
+  checkError(lines({"levels:", level("name: node, size: 2, link_sharing: 1.5")}),
+             "topology file x.yaml:2: ", "link_sharing must be a positive integer, found '1.5'");
+  // The links round-trip through formatTopoFile.
+  CHECK(sameFile(file, parseOk(formatTopoFile(file))));
 }
 
 TEST_CASE("topo file: names of any yaml flavour stay strings", "[topo_file]") {
@@ -185,7 +202,7 @@ TEST_CASE("topo file: level shape errors", "[topo_file]") {
     checkError(lines({"levels:", level("name: node, size: 2"), level("name: net, sise: 2")}),
                "topology file x.yaml:3: ",
                "level 2 has unknown key 'sise'; known keys: name, size, fabric, link, "
-               "bandwidth_gbps, latency_us");
+               "bandwidth_GBps, latency_us");
   }
   SECTION("duplicate key in a level") {
     checkError(lines({"levels:", "  - name: node", "    size: 2", "    size: 4"}),
@@ -282,14 +299,14 @@ TEST_CASE("topo file: fabric errors", "[topo_file]") {
 
 TEST_CASE("topo file: reserved key errors", "[topo_file]") {
   checkError(lines({"levels:", level("name: node, size: 2, link: ''")}),
-             "topology file x.yaml:2: ", "level 'node' link must be a non-empty string");
+             "topology file x.yaml:2: ", "level 'node' link must be a link kind");
   checkError(lines({"levels:", level("name: node, size: 2, link: [a]")}),
-             "topology file x.yaml:2: ", "link must be a non-empty string");
-  checkError(lines({"levels:", level("name: node, size: 2, bandwidth_gbps: fast")}),
+             "topology file x.yaml:2: ", "link must be a link kind");
+  checkError(lines({"levels:", level("name: node, size: 2, bandwidth_GBps: fast")}),
              "topology file x.yaml:2: ",
-             "level 'node' bandwidth_gbps must be a positive number, found 'fast'");
-  checkError(lines({"levels:", level("name: node, size: 2, bandwidth_gbps: 0")}),
-             "topology file x.yaml:2: ", "bandwidth_gbps must be a positive number, found '0'");
+             "level 'node' bandwidth_GBps must be a positive number, found 'fast'");
+  checkError(lines({"levels:", level("name: node, size: 2, bandwidth_GBps: 0")}),
+             "topology file x.yaml:2: ", "bandwidth_GBps must be a positive number, found '0'");
   checkError(lines({"levels:", level("name: node, size: 2, latency_us: -1")}),
              "topology file x.yaml:2: ", "latency_us must be a positive number, found '-1'");
   checkError(lines({"levels:", level("name: node, size: 2, latency_us: \"1\"")}),

@@ -1,0 +1,116 @@
+#include "core/topo_exchange.h"
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/env.h"
+#include "common/log.h"
+#include "common/mpi_check.h"
+#include "topology/cluster.h"
+#include "topology/detect.h"
+#include "topology/hwloc_reader.h"
+#include "topology/probe.h"
+#include "topology/topo_json.h"
+
+namespace strata::core {
+namespace {
+
+constexpr int kMaxHostName = 256;
+constexpr int kMaxBusid = 32;
+
+// This rank's node as detection sees it. Failures degrade to what is known (the host name):
+// a machine hwloc cannot read still gets a correct, if coarser, hierarchy.
+topo::NodeTopology describeNode(const std::string& host) {
+  StatusOr<topo::NodeTopology> live = topo::readLiveHwloc();
+  topo::NodeTopology t;
+  if (live.isOk()) {
+    t = live.take();
+  } else {
+    STRATA_WARN(kSubsysTopo, "hwloc detection failed (%s); using host names only",
+                live.status().message().c_str());
+  }
+  t.host = host;
+  Status st = topo::probeInfinibandSysfs("/sys", &t);
+  if (!st.isOk()) STRATA_INFO(kSubsysTopo, "infiniband probe: %s", st.message().c_str());
+  st = topo::probeCudaAndNvml(&t);
+  if (!st.isOk()) STRATA_INFO(kSubsysTopo, "cuda/nvml probe: %s", st.message().c_str());
+  return t;
+}
+
+// Gathers one variable-length string per rank (empty ones included).
+StatusOr<std::vector<std::string>> allgatherStrings(MPI_Comm comm, int size,
+                                                    const std::string& mine) {
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(size), displs(size);
+  STRATA_MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm));
+  long long total = 0;
+  for (int r = 0; r < size; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += lens[r];
+    if (total > (1ll << 30)) return internalError("node descriptions exceed 1 GiB");
+  }
+  std::vector<char> all(static_cast<size_t>(total) + 1);
+  STRATA_MPI_CHECK(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(),
+                                  displs.data(), MPI_CHAR, comm));
+  std::vector<std::string> out(size);
+  for (int r = 0; r < size; ++r) out[r].assign(all.data() + displs[r], lens[r]);
+  return out;
+}
+
+}  // namespace
+
+Status detectHierarchy(strataComm& c) {
+  const topo::LocalInfo local = topo::detectLocal(env::getString("STRATA_HOSTNAME"));
+  const topo::NodeTopology node = describeNode(local.host);
+  const int gpu = topo::currentGpu(node);
+
+  struct Record {
+    char host[kMaxHostName];
+    char busid[kMaxBusid];
+    int package;
+  };
+  Record rec{};
+  std::strncpy(rec.host, local.host.c_str(), kMaxHostName - 1);
+  if (gpu >= 0) std::strncpy(rec.busid, node.gpus[gpu].pci.busid.c_str(), kMaxBusid - 1);
+  rec.package = local.package;
+  std::vector<Record> all(c.size);
+  STRATA_MPI_CHECK(MPI_Allgather(&rec, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record),
+                                 MPI_BYTE, c.mpi));
+
+  topo::Cluster cluster;
+  std::map<std::string, int> leader;  // host -> its lowest rank, which describes the host
+  for (int r = 0; r < c.size; ++r) {
+    all[r].host[kMaxHostName - 1] = '\0';
+    all[r].busid[kMaxBusid - 1] = '\0';
+    cluster.ranks.push_back({all[r].host, all[r].package, all[r].busid});
+    leader.emplace(all[r].host, r);
+  }
+  const bool lead = leader[local.host] == c.rank;
+  STRATA_ASSIGN_OR_RETURN(auto descriptions,
+                          allgatherStrings(c.mpi, c.size, lead ? topo::toJson(node).dump() : ""));
+  Status parsed = Status::ok();
+  for (const auto& [host, r] : leader) {
+    StatusOr<topo::NodeTopology> t = topo::nodeTopologyFromJson(descriptions[r]);
+    if (!t.isOk()) {
+      parsed = t.status().withContext("description of host " + host);
+      break;
+    }
+    cluster.hosts[host] = t.take();
+  }
+  STRATA_RETURN_IF_ERROR(parsed);  // every rank parsed the same strings
+
+  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "mpi"));
+  if (c.rank == 0) {
+    for (const std::string& d : ch.differences) {
+      STRATA_WARN(kSubsysTopo, "heterogeneous cluster: %s (results stay correct; the plan is "
+                               "sized for the slowest host)", d.c_str());
+    }
+  }
+  c.hierarchy = std::move(ch.hierarchy);
+  c.hierarchySource = "detected: host names, hwloc, sysfs, CUDA";
+  return Status::ok();
+}
+
+}  // namespace strata::core

@@ -1,0 +1,145 @@
+// hwloc -> NodeTopology: loading (live or XML), the CPU side (packages, NUMA nodes, cores) and
+// the host name. The I/O side is in hwloc_devices.cc, NVLink in hwloc_nvlink.cc.
+#include "topology/hwloc_reader.h"
+
+#include <hwloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "common/log.h"
+#include "topology/link_model.h"
+
+namespace strata::topo {
+namespace {
+
+// Owns a topology from hwloc_topology_init until the end of the scope.
+struct TopologyDeleter {
+  void operator()(hwloc_topology* topo) const { hwloc_topology_destroy(topo); }
+};
+using TopologyPtr = std::unique_ptr<hwloc_topology, TopologyDeleter>;
+
+// strerror, lowercased for our message style ("no such file or directory").
+std::string errnoText(int err) {
+  std::string text = std::strerror(err);
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+std::string systemHostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+std::string baseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A fresh topology that keeps every I/O object. KEEP_IMPORTANT would do for GPUs and NICs, but
+// it drops PCI bridges that lead to nothing "important" and devices of unusual classes, such as
+// the DGX-2 NVSwitch that reports class 0x0000; the bridge chain of PciPlace needs them all.
+StatusOr<TopologyPtr> newTopology(const std::string& what) {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) {
+    std::string msg = what + ": hwloc_topology_init failed: " + errnoText(errno);
+    STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
+    return systemError(msg);
+  }
+  TopologyPtr topo(raw);
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  return topo;
+}
+
+// The number of objects of `type`, across all depths (Groups, for one, may sit at several).
+int countObjects(hwloc_topology* topo, hwloc_obj_type_t type) {
+  int n = hwloc_get_nbobjs_by_type(topo, type);
+  return n > 0 ? n : 0;
+}
+
+// Everything but the loading: the same for the live machine and a file.
+NodeTopology describe(hwloc_topology* topo, std::string host, std::string source) {
+  NodeTopology out;
+  out.host = std::move(host);
+  out.source = std::move(source);
+  // Packages with no allowed PU stay in the topology when I/O hangs below them (hwloc keeps
+  // them for their I/O), so they are counted: PciPlace::package indexes the same list. A
+  // machine with CPUs but no Package object (some VMs, some v1 exports) has one package.
+  out.cores = countObjects(topo, HWLOC_OBJ_CORE);
+  if (out.cores == 0) out.cores = countObjects(topo, HWLOC_OBJ_PU);
+  out.packages = countObjects(topo, HWLOC_OBJ_PACKAGE);
+  if (out.packages == 0 && out.cores > 0) out.packages = 1;
+  out.numaNodes = countObjects(topo, HWLOC_OBJ_NUMANODE);
+  if (out.packages > 1) out.interSocket = smpLink();
+
+  detail::HwlocGpuIndex gpuOf;
+  detail::hwlocReadDevices(topo, &out, &gpuOf);
+  detail::hwlocReadNvlinks(topo, gpuOf, &out);
+  STRATA_INFO(kSubsysTopo,
+              "%s: %d packages, %d numa nodes, %d cores, %zu gpus, %zu nics, %zu gpu links, "
+              "%d nvswitches",
+              out.source.c_str(), out.packages, out.numaNodes, out.cores, out.gpus.size(),
+              out.nics.size(), out.links.size(), out.nvswitches);
+  return out;
+}
+
+// Why `path` cannot be an hwloc export, before hwloc is asked: hwloc reports a missing file and
+// an empty one alike as EINVAL, and a message should tell them apart.
+std::string precheckXml(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return errnoText(errno);
+  if (S_ISDIR(st.st_mode)) return errnoText(EISDIR);
+  if (st.st_size == 0) return "the file is empty";
+  return "";
+}
+
+}  // namespace
+
+StatusOr<NodeTopology> readLiveHwloc() {
+  STRATA_ASSIGN_OR_RETURN(TopologyPtr topo, newTopology("hwloc"));
+  // The GL plugin talks to X servers and the OpenCL one loads every ICD in the process (slow,
+  // and with vendor runtimes that spawn threads); neither finds a GPU that the PCI ids, CUDA,
+  // NVML or ROCm SMI miss, bar AMD's VGA-class cards on a node without ROCm SMI.
+  for (const char* plugin : {"gl", "opencl"}) {
+    hwloc_topology_set_components(topo.get(), HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, plugin);
+  }
+  if (hwloc_topology_load(topo.get()) != 0) {
+    std::string msg = "hwloc: cannot load the topology of this machine: " + errnoText(errno);
+    STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
+    return systemError(msg);
+  }
+  return describe(topo.get(), systemHostName(), "live");
+}
+
+StatusOr<NodeTopology> readHwlocXml(const std::string& path) {
+  const std::string where = "hwloc xml " + path;
+  std::string reason = precheckXml(path);
+  if (reason.empty()) {
+    STRATA_ASSIGN_OR_RETURN(TopologyPtr topo, newTopology(where));
+    // hwloc parses the file in set_xml (syntax) and checks the objects in load (structure); a
+    // well-formed XML of another kind, such as an NCCL topology file, fails in load.
+    errno = 0;
+    if (hwloc_topology_set_xml(topo.get(), path.c_str()) != 0 ||
+        hwloc_topology_load(topo.get()) != 0) {
+      reason = errno == EINVAL || errno == 0 ? "not a valid hwloc xml export" : errnoText(errno);
+    } else {
+      hwloc_obj_t root = hwloc_get_root_obj(topo.get());
+      const char* host = hwloc_obj_get_info_by_name(root, "HostName");
+      // Exports made without a host name still need a distinct one: the file's name is.
+      return describe(topo.get(), host != nullptr && *host != '\0' ? host : baseName(path), where);
+    }
+  }
+  std::string msg = where + ": cannot load: " + reason;
+  STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
+  return invalidArgument(msg);
+}
+
+}  // namespace strata::topo

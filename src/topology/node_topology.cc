@@ -1,0 +1,66 @@
+// Names of link kinds, and the NVLink lookup of NodeTopology.
+#include "topology/node_topology.h"
+
+#include <cctype>
+
+namespace strata::topo {
+namespace {
+
+struct KindName {
+  LinkKind kind;
+  const char* name;
+};
+
+// The names are part of the saved description format: never rename one.
+constexpr KindName kKindNames[] = {
+    {LinkKind::kUnknown, "unknown"},  {LinkKind::kLoopback, "loopback"},
+    {LinkKind::kNvlink, "nvlink"},    {LinkKind::kNvswitch, "nvswitch"},
+    {LinkKind::kPcie, "pcie"},        {LinkKind::kSmp, "smp"},
+    {LinkKind::kSharedMemory, "shm"}, {LinkKind::kInfiniband, "infiniband"},
+    {LinkKind::kRoce, "roce"},        {LinkKind::kEthernet, "ethernet"},
+    {LinkKind::kEfa, "efa"},
+};
+
+constexpr KindName kAliases[] = {
+    {LinkKind::kInfiniband, "ib"},
+    {LinkKind::kEthernet, "tcp"},
+};
+
+}  // namespace
+
+const char* linkKindName(LinkKind kind) {
+  for (const KindName& entry : kKindNames) {
+    if (entry.kind == kind) return entry.name;
+  }
+  return "unknown";
+}
+
+// Case-insensitive, since people write "NVLink" and "PCIe" by hand in topology files; the two
+// short names people use for networks ("ib", "tcp") are accepted too, and never written.
+bool parseLinkKind(const std::string& name, LinkKind* kind) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const KindName& entry : kKindNames) {
+    if (lower == entry.name) {
+      *kind = entry.kind;
+      return true;
+    }
+  }
+  for (const KindName& alias : kAliases) {
+    if (lower == alias.name) {
+      *kind = alias.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+const GpuLink* NodeTopology::nvlinkBetween(int a, int b) const {
+  if (a == b) return nullptr;
+  for (const GpuLink& link : links) {
+    if ((link.a == a && link.b == b) || (link.a == b && link.b == a)) return &link;
+  }
+  return nullptr;
+}
+
+}  // namespace strata::topo

@@ -1,0 +1,177 @@
+#include "topology/topo_json.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace strata::topo {
+namespace {
+
+using nlohmann::json;
+
+json placeJson(const PciPlace& p) {
+  return json{{"pci", p.busid},       {"package", p.package},   {"numa", p.numa},
+              {"bridges", p.bridges}, {"link_gen", p.linkGen}, {"link_width", p.linkWidth}};
+}
+
+void placeFrom(const json& j, PciPlace* p) {
+  p->busid = j.value("pci", "");
+  p->package = j.value("package", -1);
+  p->numa = j.value("numa", -1);
+  p->bridges = j.value("bridges", std::vector<std::string>{});
+  p->linkGen = j.value("link_gen", 0);
+  p->linkWidth = j.value("link_width", 0);
+}
+
+LinkModel linkFrom(const json& j) {
+  LinkModel l;
+  parseLinkKind(j.value("kind", "unknown"), &l.kind);
+  l.bandwidthGBps = j.value("bandwidth_GBps", 0.0);
+  l.latencyUs = j.value("latency_us", 0.0);
+  l.source = j.value("source", "");
+  return l;
+}
+
+void emit(YAML::Emitter& out, const json& v) {
+  if (v.is_object()) {
+    out << YAML::BeginMap;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      emit(out, it.value());
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    // Short lists of scalars read best on one line.
+    bool scalars = v.size() <= 16;
+    for (const json& e : v) scalars = scalars && !e.is_structured();
+    if (scalars) out << YAML::Flow;
+    out << YAML::BeginSeq;
+    for (const json& e : v) emit(out, e);
+    out << YAML::EndSeq;
+  } else if (v.is_string()) {
+    out << v.get<std::string>();
+  } else if (v.is_boolean()) {
+    out << v.get<bool>();
+  } else if (v.is_number_integer()) {
+    out << v.get<long long>();
+  } else if (v.is_number()) {
+    out << v.get<double>();
+  } else {
+    out << YAML::Null;
+  }
+}
+
+}  // namespace
+
+json toJson(const LinkModel& link) {
+  return json{{"kind", linkKindName(link.kind)},
+              {"bandwidth_GBps", link.bandwidthGBps},
+              {"latency_us", link.latencyUs},
+              {"source", link.source}};
+}
+
+json toJson(const NodeTopology& t) {
+  json gpus = json::array(), nics = json::array(), links = json::array();
+  for (const Gpu& g : t.gpus) {
+    json j = placeJson(g.pci);
+    j["name"] = g.name;
+    j["vendor"] = g.vendor;
+    j["osdev"] = g.osdev;
+    j["cuda_index"] = g.cudaIndex;
+    gpus.push_back(j);
+  }
+  for (const Nic& n : t.nics) {
+    json j = placeJson(n.pci);
+    j["name"] = n.name;
+    j["type"] = n.type;
+    j["rate_gbps"] = n.rateGbps;
+    j["state"] = n.state;
+    j["port"] = n.port;
+    nics.push_back(j);
+  }
+  for (const GpuLink& l : t.links) {
+    links.push_back(json{{"a", l.a},
+                         {"b", l.b},
+                         {"kind", linkKindName(l.kind)},
+                         {"count", l.count},
+                         {"bandwidth_GBps", l.bandwidthGBps},
+                         {"generation", l.generation}});
+  }
+  return json{{"host", t.host},          {"source", t.source},
+              {"packages", t.packages},  {"numa_nodes", t.numaNodes},
+              {"cores", t.cores},        {"gpus", gpus},
+              {"nics", nics},            {"links", links},
+              {"nvswitches", t.nvswitches}, {"inter_socket", toJson(t.interSocket)}};
+}
+
+json levelsToJson(const Hierarchy& h) {
+  json levels = json::array();
+  for (int l = 0; l < h.numLevels(); ++l) {
+    const Level& lv = h.level(l);
+    levels.push_back(json{{"name", lv.name},
+                          {"fabric", lv.fabric},
+                          {"groups", h.numGroups(l)},
+                          {"size", h.width(l)},
+                          {"max_size", h.maxChildren(l)},
+                          {"link", toJson(lv.link)},
+                          {"link_sharing", lv.linkSharing}});
+  }
+  return levels;
+}
+
+StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    NodeTopology t;
+    t.host = j.value("host", "");
+    t.source = j.value("source", "");
+    t.packages = j.value("packages", 0);
+    t.numaNodes = j.value("numa_nodes", 0);
+    t.cores = j.value("cores", 0);
+    t.nvswitches = j.value("nvswitches", 0);
+    if (j.contains("inter_socket")) t.interSocket = linkFrom(j["inter_socket"]);
+    for (const json& g : j.value("gpus", json::array())) {
+      Gpu gpu;
+      placeFrom(g, &gpu.pci);
+      gpu.name = g.value("name", "");
+      gpu.vendor = g.value("vendor", "");
+      gpu.osdev = g.value("osdev", "");
+      gpu.cudaIndex = g.value("cuda_index", -1);
+      t.gpus.push_back(gpu);
+    }
+    for (const json& n : j.value("nics", json::array())) {
+      Nic nic;
+      placeFrom(n, &nic.pci);
+      nic.name = n.value("name", "");
+      nic.type = n.value("type", "");
+      nic.rateGbps = n.value("rate_gbps", 0.0);
+      nic.state = n.value("state", "");
+      nic.port = n.value("port", 0);
+      t.nics.push_back(nic);
+    }
+    for (const json& l : j.value("links", json::array())) {
+      GpuLink link;
+      link.a = l.value("a", -1);
+      link.b = l.value("b", -1);
+      parseLinkKind(l.value("kind", "nvlink"), &link.kind);
+      link.count = l.value("count", 0);
+      link.bandwidthGBps = l.value("bandwidth_GBps", 0.0);
+      link.generation = l.value("generation", 0);
+      if (link.a < 0 || link.b < 0 || link.a >= static_cast<int>(t.gpus.size()) ||
+          link.b >= static_cast<int>(t.gpus.size())) {
+        return invalidArgument("node topology json: link between unknown gpus");
+      }
+      t.links.push_back(link);
+    }
+    return t;
+  } catch (const json::exception& e) {
+    return invalidArgument(std::string("node topology json: ") + e.what());
+  }
+}
+
+std::string jsonToYaml(const json& value) {
+  YAML::Emitter out;
+  emit(out, value);
+  out << YAML::Newline;
+  return out.c_str();
+}
+
+}  // namespace strata::topo
