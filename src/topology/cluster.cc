@@ -50,8 +50,24 @@ void keepSlowest(LinkModel* level, const LinkModel& candidate) {
   }
 }
 
+// The slowest direct NVLink among `gpus`: what a ring inside an NVLink component runs over (on
+// a cube mesh, like DGX-1, not every pair is linked, but rings exist over the links alone).
+LinkModel nvlinkOnly(const NodeTopology& t, const std::vector<int>& gpus) {
+  std::set<int> in(gpus.begin(), gpus.end());
+  LinkModel link;
+  for (const GpuLink& l : t.links) {
+    if (in.count(l.a) && in.count(l.b)) keepSlowest(&link, gpuPairLink(t, l.a, l.b));
+  }
+  return link;
+}
+
 // The link between the GPUs (or CPUs) of a set of ranks on one host.
-LinkModel intraHostLink(const NodeTopology* t, const std::vector<int>& gpus, bool crossPackages) {
+LinkModel intraHostLink(const NodeTopology* t, const std::vector<int>& gpus, bool crossPackages,
+                        bool nvlinkGroup) {
+  if (t != nullptr && nvlinkGroup) {
+    LinkModel nv = nvlinkOnly(*t, gpus);
+    if (nv.kind != LinkKind::kUnknown) return nv;
+  }
   LinkModel link;
   bool any = false;
   if (t != nullptr && gpus.size() > 1) {
@@ -206,8 +222,9 @@ StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& c, const std::st
       }
       const NodeTopology* t = hostOf(c, c.ranks[ranks[0]].host);
       const bool cross = packages.size() > 1 || packages.count(-1) > 0;
+      const bool nvlinkGroup = nvlinkLevel && l == 0;
       keepSlowest(&linked[l].link,
-                  intraHostLink(t, gpus, cross && t != nullptr && t->packages > 1));
+                  intraHostLink(t, gpus, cross && t != nullptr && t->packages > 1, nvlinkGroup));
     }
     if (linked[l].link.kind == LinkKind::kUnknown) linked[l].link = sharedMemoryLink();
   }
