@@ -10,13 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "decompose/cost_model.h"
+#include "decompose/plan.h"
+#include "decompose/plan_file.h"
 #include "decompose/schedule.h"
 #include "fabrics/fabric.h"
 #include "topology/hierarchy.h"
 
 namespace strata::core {
 
-// This rank's group at one level, when it is a member.
+// This rank's group at one level of a (possibly derived) hierarchy, when it is a member.
 struct LevelGroup {
   MPI_Comm comm = MPI_COMM_NULL;             // owned; MPI_COMM_NULL when not a member
   std::unique_ptr<fabric::Fabric> fabric;    // runs on comm
@@ -41,6 +44,16 @@ class ScheduleCache {
   std::map<std::pair<int, size_t>, std::vector<plan::Step>> cache_;
 };
 
+// A plan ready to run: its derived hierarchy (one level per stage), the group of each stage,
+// and its schedules by count.
+struct PlanExec {
+  plan::Plan plan;
+  topo::Hierarchy derived;           // unused for passthrough
+  std::vector<LevelGroup*> groups;   // per derived level; owned by strataComm::groups
+  std::string description;           // describePlan()
+  ScheduleCache schedules;            // this plan's allreduce steps by count
+};
+
 // Working memory reused across calls, so the steady state allocates nothing.
 class Scratch {
  public:
@@ -62,7 +75,16 @@ struct strataComm {
   int size = 0;
   strata::topo::Hierarchy hierarchy;
   std::string hierarchySource;  // "topology file X", "detected", ...
-  std::vector<strata::core::LevelGroup> levels;  // one per hierarchy level
+  // Every stage group made so far, by a signature of its membership (so plans that share a
+  // group share its sub-communicator). Created collectively, the first time a plan needs it.
+  std::map<uint64_t, std::unique_ptr<strata::core::LevelGroup>> groups;
+  std::vector<strata::core::LevelGroup*> levels;  // the hierarchy's own levels (RS/AG paths)
+  // Plans: from STRATA_PLAN_FILE when set, else chosen by the planner per size bucket.
+  std::vector<strata::plan::PlanRule> planRules;  // empty: no plan file
+  std::string planSource;
+  std::map<int, std::unique_ptr<strata::core::PlanExec>> plans;  // by bucket or rule index
+  std::map<std::string, std::unique_ptr<strata::core::PlanExec>> forcedPlans;  // by description
+  strata::plan::CostParams costParams;
   std::unique_ptr<strata::fabric::Fabric> flat;  // the whole communicator, on mpi
   strata::core::Scratch scratch;
   strata::core::ScheduleCache schedules;

@@ -7,6 +7,7 @@
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/reduce.h"
+#include "core/groups.h"
 #include "decompose/schedule.h"
 
 namespace strata::core {
@@ -20,8 +21,10 @@ const char* at(const void* base, size_t elements, size_t ts) {
   return static_cast<const char*>(base) + elements * ts;
 }
 
-fabric::Fabric& fabricFor(strataComm& c, int level) {
-  return level == plan::kFlatLevel ? *c.flat : *c.levels[level].fabric;
+// The fabric of a step: the whole communicator's, or that of the step's level group (the
+// comm's own levels, or a plan's stage groups).
+fabric::Fabric& fabricFor(strataComm& c, const std::vector<LevelGroup*>& groups, int level) {
+  return level == plan::kFlatLevel ? *c.flat : *groups[level]->fabric;
 }
 
 // Runs `steps` on a working buffer `work` of the pass. The first step may read from `src`
@@ -32,23 +35,29 @@ fabric::Fabric& fabricFor(strataComm& c, int level) {
 // strataAvg is combined as a sum; the ranks of the top-level allreduce divide its result by
 // the rank count, once, before the all-gathers spread it (every element passes through
 // exactly one top-level allreduce).
-Status runSteps(strataComm& c, const std::vector<Step>& steps, const void* src, void* work,
+Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups,
+                const std::vector<Step>& steps, const void* src, void* work,
                 strataDataType_t type, strataRedOp_t op) {
   const size_t ts = dataTypeSize(type);
   const strataRedOp_t fop = op == strataAvg ? strataSum : op;
   const void* in = src;
   for (const Step& s : steps) {
-    fabric::Fabric& f = fabricFor(c, s.level);
+    fabric::Fabric& f = fabricFor(c, groups, s.level);
     switch (s.kind) {
       case StepKind::kReduceScatter:
         STRATA_RETURN_IF_ERROR(f.reduceScatter(at(in, s.offset, ts),
                                                at(work, s.offset + s.displs[s.index], ts),
                                                s.counts.data(), s.displs.data(), type, fop));
+        if (op == strataAvg && s.finishesReduction) {
+          scaleDown(at(work, s.offset + s.displs[s.index], ts), s.counts[s.index], type, c.size);
+        }
         break;
       case StepKind::kAllReduce:
         STRATA_RETURN_IF_ERROR(
             f.allReduce(at(in, s.offset, ts), at(work, s.offset, ts), s.count, type, fop));
-        if (op == strataAvg) scaleDown(at(work, s.offset, ts), s.count, type, c.size);
+        if (op == strataAvg && s.finishesReduction) {
+          scaleDown(at(work, s.offset, ts), s.count, type, c.size);
+        }
         break;
       case StepKind::kAllGather:
         STRATA_RETURN_IF_ERROR(f.allGather(at(work, s.offset + s.displs[s.index], ts),
@@ -70,8 +79,12 @@ constexpr int kAllReduceKey = 0, kReduceScatterKey = 1, kAllGatherKey = 2;
 
 }  // namespace
 
-Status allReduce(strataComm& c, const void* send, void* recv, size_t count, strataDataType_t type,
-                 strataRedOp_t op) {
+namespace {
+
+// The allreduce of every pass under the plan `pick` gives for the pass's bytes.
+template <typename Pick>
+Status allReduceBy(strataComm& c, Pick pick, const void* send, void* recv, size_t count,
+                   strataDataType_t type, strataRedOp_t op) {
   if (count == 0) return Status::ok();
   const size_t ts = dataTypeSize(type);
   if (c.size == 1) {
@@ -83,15 +96,33 @@ Status allReduce(strataComm& c, const void* send, void* recv, size_t count, stra
   const size_t pass = passElements(c, ts);
   for (size_t off = 0; off < count; off += pass) {
     const size_t n = std::min(pass, count - off);
-    const std::vector<Step>& steps = c.schedules.get(kAllReduceKey, n, [&] {
-      return hierarchical(c) ? plan::allReduceSteps(c.hierarchy, c.rank, n)
-                             : plan::flatAllReduceSteps(n);
+    STRATA_ASSIGN_OR_RETURN(PlanExec * exec, pick(n * ts));
+    const std::vector<Step>& steps = exec->schedules.get(kAllReduceKey, n, [&] {
+      if (exec->plan.passthrough) return plan::flatAllReduceSteps(n);
+      const bool ring = exec->plan.stages.back().algorithm == "ring";
+      return plan::allReduceSteps(exec->derived, c.rank, n, ring);
     });
-    STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %zu steps", n, off,
-                 steps.size());
-    STRATA_RETURN_IF_ERROR(runSteps(c, steps, at(send, off, ts), at(recv, off, ts), type, op));
+    STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %s, %zu steps", n, off,
+                 exec->description.c_str(), steps.size());
+    STRATA_RETURN_IF_ERROR(
+        runSteps(c, exec->groups, steps, at(send, off, ts), at(recv, off, ts), type, op));
   }
   return Status::ok();
+}
+
+}  // namespace
+
+Status allReduce(strataComm& c, const void* send, void* recv, size_t count, strataDataType_t type,
+                 strataRedOp_t op) {
+  return allReduceBy(
+      c, [&](size_t bytes) { return planForBytes(c, bytes); }, send, recv, count, type, op);
+}
+
+Status allReduceWithPlan(strataComm& c, const plan::Plan& p, const void* send, void* recv,
+                         size_t count, strataDataType_t type, strataRedOp_t op) {
+  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy, p));
+  return allReduceBy(
+      c, [&](size_t) { return execForPlan(c, p); }, send, recv, count, type, op);
 }
 
 // Reduce-scatter and all-gather work on columns [a, a+w) of every rank's block at a time,
@@ -129,7 +160,7 @@ Status reduceScatter(strataComm& c, const void* send, void* recv, size_t recvcou
       return hier ? plan::reduceScatterSteps(c.hierarchy, c.rank, w)
                   : plan::flatBlockSteps(StepKind::kReduceScatter, c.rank, c.size, w);
     });
-    STRATA_RETURN_IF_ERROR(runSteps(c, steps, work, work, type, op));
+    STRATA_RETURN_IF_ERROR(runSteps(c, c.levels, steps, work, work, type, op));
     const size_t mine = hier ? plan::permutedPosition(c.hierarchy, c.rank) : c.rank;
     char* out = at(recv, a, ts);
     std::memcpy(out, at(work, mine * w, ts), w * ts);
@@ -161,7 +192,7 @@ Status allGather(strataComm& c, const void* send, void* recv, size_t sendcount,
       return hier ? plan::allGatherSteps(c.hierarchy, c.rank, w)
                   : plan::flatBlockSteps(StepKind::kAllGather, c.rank, c.size, w);
     });
-    STRATA_RETURN_IF_ERROR(runSteps(c, steps, work, work, type, strataSum));
+    STRATA_RETURN_IF_ERROR(runSteps(c, c.levels, steps, work, work, type, strataSum));
     for (size_t j = 0; j < p; ++j) {
       const size_t pos = hier ? plan::permutedPosition(c.hierarchy, static_cast<int>(j)) : j;
       std::memcpy(at(recv, j * sendcount + a, ts), at(work, pos * w, ts), w * ts);

@@ -12,6 +12,10 @@ namespace strata::core {
 
 Status allReduce(strataComm& c, const void* send, void* recv, size_t count, strataDataType_t type,
                  strataRedOp_t op);
+// An allreduce under a given plan instead of the planner's or the plan file's choice (strata-tune
+// and the plan tests). Every rank must pass the same plan.
+Status allReduceWithPlan(strataComm& c, const plan::Plan& p, const void* send, void* recv,
+                         size_t count, strataDataType_t type, strataRedOp_t op);
 Status reduceScatter(strataComm& c, const void* send, void* recv, size_t recvcount,
                      strataDataType_t type, strataRedOp_t op);
 Status allGather(strataComm& c, const void* send, void* recv, size_t sendcount,

@@ -1,6 +1,8 @@
 #include "core/init.h"
 
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -8,6 +10,8 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/mpi_check.h"
+#include "core/groups.h"
+#include "decompose/planner.h"
 #include "core/topo_exchange.h"
 #include "topology/topo_file.h"
 
@@ -62,31 +66,83 @@ Status buildHierarchy(strataComm& c) {
   return detectHierarchy(c);
 }
 
-// One sub-communicator and fabric per level this rank is a member of. Collective.
+// The groups of the hierarchy's own levels (the reduce-scatter and all-gather paths use them;
+// allreduce plans share them where their stages match), and the flat fabric. Collective.
 Status buildLevels(strataComm& c) {
-  c.levels.resize(c.hierarchy.numLevels());
   for (int l = 0; l < c.hierarchy.numLevels(); ++l) {
-    const topo::StageGroup g = topo::stageGroup(c.hierarchy, l, c.rank);
-    LevelGroup& lg = c.levels[l];
-    STRATA_MPI_CHECK(MPI_Comm_split(c.mpi, g.member ? g.color : MPI_UNDEFINED, g.index, &lg.comm));
-    Status st = Status::ok();
-    if (g.member) {
-      lg.index = g.index;
-      lg.size = g.size;
-      StatusOr<std::unique_ptr<fabric::Fabric>> f =
-          fabric::createFabric(c.hierarchy.level(l).fabric, lg.comm);
-      if (f.isOk()) {
-        lg.fabric = f.take();
-      } else {
-        st = f.status().withContext("level '" + c.hierarchy.level(l).name + "'");
-      }
-    }
-    STRATA_RETURN_IF_ERROR(agree(c.mpi, st));
+    STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(c, c.hierarchy, l));
+    c.levels.push_back(g);
   }
   StatusOr<std::unique_ptr<fabric::Fabric>> flat = fabric::createFabric("mpi", c.mpi);
   STRATA_RETURN_IF_ERROR(agree(c.mpi, flat.status()));
   c.flat = flat.take();
   return Status::ok();
+}
+
+// STRATA_PLAN_FILE: every rank loads and resolves it against the hierarchy; any failure fails
+// all ranks, and so does a file whose content differs between ranks (its hash is compared), since
+// ranks running different plans would deadlock or compute garbage. Collective.
+Status loadPlans(strataComm& c) {
+  const std::string file = env::getString("STRATA_PLAN_FILE");
+  // Paths may differ (node-local copies); whether one is set may not, and the content may not.
+  STRATA_RETURN_IF_ERROR(checkSameSetting(c, "STRATA_PLAN_FILE (set or not)",
+                                          file.empty() ? "" : "set"));
+  if (file.empty()) {
+    c.planSource = "planner (cost model)";
+    return Status::ok();
+  }
+  StatusOr<std::vector<plan::PlanRule>> rules = [&]() -> StatusOr<std::vector<plan::PlanRule>> {
+    STRATA_ASSIGN_OR_RETURN(plan::PlanFile pf, plan::loadPlanFile(file));
+    return plan::resolvePlanFile(pf, c.hierarchy, fabric::fabricNames(), file);
+  }();
+  STRATA_RETURN_IF_ERROR(agree(c.mpi, rules.status()));
+  const uint64_t mine = plan::planHash(rules.value(), c.hierarchy);
+  uint64_t lo = 0, hi = 0;
+  STRATA_MPI_CHECK(MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, c.mpi));
+  STRATA_MPI_CHECK(MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, c.mpi));
+  if (lo != hi) {
+    return invalidUsage("plan file " + file +
+                        ": its content differs between ranks (hash mismatch); every rank must "
+                        "load the same plan");
+  }
+  c.planRules = rules.take();
+  c.planSource = "plan file " + file;
+  return Status::ok();
+}
+
+// STRATA_PLAN_DUMP_FILE: rank 0 writes the planner's choice for every power-of-two size bucket,
+// merged into ranges, in the plan-file format, so a choice can be pinned.
+void dumpPlans(const strataComm& c) {
+  const std::string file = env::getString("STRATA_PLAN_DUMP_FILE");
+  if (file.empty() || c.rank != 0) return;
+  std::vector<plan::PlanRule> rules;
+  for (int b = 0; b < 63; ++b) {
+    const size_t lo = b == 0 ? 0 : size_t{1} << b;
+    const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
+    const double mid = b == 0 ? 1.0 : static_cast<double>(size_t{1} << b) * 1.41421356;
+    plan::Plan p = c.planRules.empty() ? plan::choosePlan(c.hierarchy, mid, c.costParams).plan
+                                       : *plan::planFor(c.planRules, lo);
+    if (!rules.empty() && plan::describePlan(c.hierarchy, rules.back().plan) ==
+                              plan::describePlan(c.hierarchy, p)) {
+      rules.back().maxBytes = hi;
+    } else {
+      plan::PlanRule rule;
+      rule.minBytes = lo;
+      rule.maxBytes = hi;
+      rule.plan = p;
+      rules.push_back(rule);
+    }
+  }
+  FILE* out = std::fopen(file.c_str(), "w");
+  if (out == nullptr) {
+    STRATA_WARN(kSubsysPlan, "STRATA_PLAN_DUMP_FILE %s: cannot write: %s", file.c_str(),
+                std::strerror(errno));
+    return;
+  }
+  const std::string text = plan::formatPlanFile(rules, c.hierarchy);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fclose(out);
+  STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());
 }
 
 size_t chunkBytesSetting() {
@@ -131,7 +187,10 @@ StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
     logSetRank(c->rank);
     c->chunkBytes = chunkBytesSetting();
     STRATA_RETURN_IF_ERROR(buildHierarchy(*c));
-    return buildLevels(*c);
+    STRATA_RETURN_IF_ERROR(buildLevels(*c));
+    STRATA_RETURN_IF_ERROR(loadPlans(*c));
+    dumpPlans(*c);
+    return Status::ok();
   }();
   if (!st.isOk()) {
     freeComm(*c, /*collective=*/true);
@@ -146,15 +205,18 @@ StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
 void freeComm(strataComm& c, bool collective) {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  for (LevelGroup& lg : c.levels) {
-    lg.fabric.reset();
-    if (lg.comm != MPI_COMM_NULL && !finalized && collective) MPI_Comm_free(&lg.comm);
+  c.plans.clear();
+  c.forcedPlans.clear();
+  c.levels.clear();
+  for (auto& [key, lg] : c.groups) {
+    lg->fabric.reset();
+    if (lg->comm != MPI_COMM_NULL && !finalized && collective) MPI_Comm_free(&lg->comm);
   }
+  c.groups.clear();
   c.flat.reset();
   // MPI_Comm_free is collective in the standard; an abort leaves the communicators to MPI's
   // own cleanup rather than risk waiting on ranks that are gone.
   if (c.mpi != MPI_COMM_NULL && !finalized && collective) MPI_Comm_free(&c.mpi);
-  c.levels.clear();
 }
 
 }  // namespace strata::core

@@ -30,7 +30,8 @@ bool hierarchicalBlocksPossible(const topo::Hierarchy& h) {
   return h.numLevels() > 1 && h.isRegular();
 }
 
-std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count) {
+std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count,
+                                 bool ringTop) {
   std::vector<Step> down;  // reduce-scatters, innermost level first
   Block range{0, count};
   const int top = h.numLevels() - 1;
@@ -47,13 +48,25 @@ std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t coun
                           (top == 0 || down.back().index < h.width(top - 1));
   if (reachedTop && range.count > 0) {
     const topo::StageGroup g = topo::stageGroup(h, top, rank);
-    Step s;
-    s.kind = StepKind::kAllReduce;
-    s.level = top;
-    s.offset = range.offset;
-    s.count = range.count;
-    s.index = g.index;
-    steps.push_back(s);
+    if (ringTop) {
+      // Every member of the top group holds a block (the top level has one group).
+      Step rs = blockStep(StepKind::kReduceScatter, top, range, g.index, g.size, g.size);
+      rs.finishesReduction = true;
+      Step ag = rs;
+      ag.kind = StepKind::kAllGather;
+      ag.finishesReduction = false;
+      steps.push_back(rs);
+      steps.push_back(ag);
+    } else {
+      Step s;
+      s.kind = StepKind::kAllReduce;
+      s.level = top;
+      s.offset = range.offset;
+      s.count = range.count;
+      s.index = g.index;
+      s.finishesReduction = true;
+      steps.push_back(s);
+    }
   }
   // All-gathers mirror the reduce-scatters exactly, innermost last.
   for (auto it = down.rbegin(); it != down.rend(); ++it) {
@@ -96,6 +109,7 @@ std::vector<Step> flatAllReduceSteps(size_t count) {
   Step s;
   s.kind = StepKind::kAllReduce;
   s.count = count;
+  s.finishesReduction = true;
   return {s};
 }
 

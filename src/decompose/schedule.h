@@ -36,6 +36,9 @@ struct Step {
   int index = 0;               // this rank's position in the stage group
   std::vector<size_t> counts;  // reduce-scatter/all-gather: elements of each member's block
   std::vector<size_t> displs;  // ... and where each block starts, relative to offset
+  // The step after which this rank's range holds fully reduced values: where strataAvg's one
+  // division happens (the top allreduce, or the top reduce-scatter of a ring top stage).
+  bool finishesReduction = false;
 };
 
 // Whether the hierarchy admits the hierarchical reduce-scatter/all-gather (it must be regular:
@@ -44,7 +47,10 @@ bool hierarchicalBlocksPossible(const topo::Hierarchy& h);
 
 // The allreduce steps of `rank` for `count` elements. Empty steps (count 0) are left out; all
 // members of a stage group leave out the same ones.
-std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count);
+// With `ringTop`, the top level runs a reduce-scatter then an all-gather instead of an allreduce
+// (the "ring" algorithm of a plan's last stage).
+std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count,
+                                 bool ringTop = false);
 
 // The reduce-scatter and all-gather steps of `rank` over a working buffer of
 // numRanks * blockCount elements arranged in permuted order: rank r's block sits at

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "decompose/plan.h"
+#include "decompose/planner.h"
 #include "decompose/schedule.h"
 #include "decompose/shard.h"
 #include "topology/hierarchy.h"
@@ -122,18 +124,28 @@ void runReduceScatter(const Hierarchy& h, const std::vector<std::vector<Step>>& 
 
 int64_t input(int rank, size_t i) { return static_cast<int64_t>((rank + 1) * 1000 + i % 97); }
 
-// Runs an allreduce through every rank's schedule and compares with the direct sum.
-void checkAllReduce(const Hierarchy& h, size_t count) {
+// Runs an allreduce through every rank's schedule and compares with the direct sum. With
+// `ringTop` the top level runs a reduce-scatter and an all-gather instead of an allreduce.
+void checkAllReduce(const Hierarchy& h, size_t count, bool ringTop = false) {
   const int p = h.numRanks();
   std::vector<std::vector<Step>> steps(p);
   Buffers buf(p, std::vector<int64_t>(count));
   for (int r = 0; r < p; ++r) {
-    steps[r] = strata::plan::allReduceSteps(h, r, count);
+    steps[r] = strata::plan::allReduceSteps(h, r, count, ringTop);
     for (size_t i = 0; i < count; ++i) buf[r][i] = input(r, i);
+    // Exactly one step finishes the reduction of each element this rank ends up holding.
+    int finishing = 0;
+    for (const Step& s : steps[r]) finishing += s.finishesReduction ? 1 : 0;
+    REQUIRE(finishing <= 1);
   }
   const int top = h.numLevels() - 1;
   for (int l = 0; l < top; ++l) runReduceScatter(h, steps, l, buf);
-  runPhase(h, steps, StepKind::kAllReduce, top, buf);
+  if (ringTop) {
+    runReduceScatter(h, steps, top, buf);
+    runPhase(h, steps, StepKind::kAllGather, top, buf);
+  } else {
+    runPhase(h, steps, StepKind::kAllReduce, top, buf);
+  }
   for (int l = top - 1; l >= 0; --l) runPhase(h, steps, StepKind::kAllGather, l, buf);
   for (size_t i = 0; i < count; ++i) {
     int64_t expect = 0;
@@ -281,4 +293,48 @@ TEST_CASE("hierarchical reduce-scatter and all-gather give rank r block r", "[sc
       }
     }
   }
+}
+
+TEST_CASE("every candidate plan is a correct allreduce", "[schedule][plan]") {
+  std::vector<Hierarchy> hierarchies = {regular({2, 2}), regular({2, 2, 2}), regular({3, 2}),
+                                        regular({2, 3, 2}), byHost({"a", "a", "a", "b", "b", "b", "b"}),
+                                        byHost({"a", "b", "b", "b", "b"}),
+                                        byHost({"x", "y", "y", "x", "z", "y", "z"})};
+  for (const Hierarchy& h : hierarchies) {
+    const auto plans = strata::plan::candidatePlans(h);
+    REQUIRE(plans.size() >= 2);
+    for (const auto& plan : plans) {
+      INFO(h.describe() << ": " << strata::plan::describePlan(h, plan));
+      REQUIRE(strata::plan::checkPlan(h, plan).isOk());
+      if (plan.passthrough) continue;
+      auto derived = strata::plan::planHierarchy(h, plan);
+      REQUIRE(derived.isOk());
+      REQUIRE(derived.value().numLevels() == static_cast<int>(plan.stages.size()));
+      for (size_t count : {0u, 1u, 5u, 13u, 97u}) {
+        checkAllReduce(derived.value(), count, plan.stages.back().algorithm == "ring");
+      }
+    }
+  }
+}
+
+TEST_CASE("plans name their stages and refuse bad shapes", "[plan]") {
+  Hierarchy h = regular({2, 2, 2});
+  strata::plan::Plan p;
+  p.stages = {{{0}, "", "auto", 0}, {{1, 2}, "", "auto", 0}};
+  REQUIRE(strata::plan::describePlan(h, p) ==
+          "reduce_scatter@l0, allreduce@l1+l2, all_gather@l0");
+  strata::plan::Plan missing;
+  missing.stages = {{{0}, "", "auto", 0}, {{2}, "", "auto", 0}};
+  REQUIRE_THAT(strata::plan::checkPlan(h, missing).message(), Catch::Contains("'l1' is in no stage"));
+  strata::plan::Plan twice;
+  twice.stages = {{{0, 1}, "", "auto", 0}, {{1, 2}, "", "auto", 0}};
+  REQUIRE_THAT(strata::plan::checkPlan(h, twice).message(), Catch::Contains("two stages"));
+  // A reordered plan is fine on a regular hierarchy, refused on an irregular one.
+  strata::plan::Plan reordered;
+  reordered.stages = {{{1}, "", "auto", 0}, {{0}, "", "auto", 0}};
+  Hierarchy two = regular({2, 2});
+  REQUIRE(strata::plan::checkPlan(two, reordered).isOk());
+  Hierarchy irregular = byHost({"a", "a", "a", "b", "b", "b", "b"});
+  REQUIRE_THAT(strata::plan::checkPlan(irregular, reordered).message(),
+               Catch::Contains("irregular"));
 }

@@ -1,0 +1,246 @@
+// The alpha-beta cost model (cost_model.h). Times are in microseconds and sizes in bytes.
+//
+// Conventions the formulas rely on:
+//   alpha = link.latencyUs; beta = 1e-3 / link.bandwidthGBps us per byte (1 GB/s = 1e9 B/s
+//   = 1e3 bytes per us); beta_eff = beta * sharing; the local reduction combines gamma =
+//   params.reduceGBps GB/s (<= 0: not modelled, costs nothing).
+//   A group of one rank moves nothing and costs nothing, latency included.
+#include "decompose/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace strata::plan {
+namespace {
+
+// A link without a usable bandwidth (0, negative or NaN: "unknown") is costed as a slow,
+// high-latency network port rather than divided by. Its kind does not matter: a link of unknown
+// kind whose numbers were given or measured is costed by those numbers.
+constexpr double kFallbackBandwidthGBps = 1.0;
+constexpr double kFallbackLatencyUs = 10.0;
+
+topo::LinkModel usable(const topo::LinkModel& link) {
+  topo::LinkModel out = link;
+  if (!(link.bandwidthGBps > 0) || !std::isfinite(link.bandwidthGBps)) {
+    out.bandwidthGBps = kFallbackBandwidthGBps;
+    out.latencyUs =
+        std::max(kFallbackLatencyUs, std::isfinite(link.latencyUs) ? link.latencyUs : 0);
+  } else if (!(link.latencyUs >= 0) || !std::isfinite(link.latencyUs)) {
+    out.latencyUs = kFallbackLatencyUs;
+  }
+  return out;
+}
+
+double alphaUs(const topo::LinkModel& link) { return usable(link).latencyUs; }
+
+double betaEffUsPerByte(const topo::LinkModel& link, int sharing) {
+  return 1e-3 / usable(link).bandwidthGBps * std::max(1, sharing);
+}
+
+double reduceUs(double bytes, const CostParams& params) {
+  return params.reduceGBps > 0 ? bytes * 1e-3 / params.reduceGBps : 0;
+}
+
+// (g-1)/g: the fraction of its range a ring member sends in a reduce-scatter or all-gather.
+double ringFraction(int g) { return static_cast<double>(g - 1) / g; }
+
+struct AllReduceCost {
+  double us = 0;
+  double bytesSent = 0;  // by the busiest rank
+};
+
+AllReduceCost ringAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                            const CostParams& params) {
+  return {ringReduceScatterUs(g, n, link, sharing, params) + ringAllGatherUs(g, n, link, sharing),
+          2 * ringFraction(g) * n};
+}
+
+// Recursive halving (reduce-scatter) then doubling (all-gather) over p = 2^floor(log2 g) ranks.
+// When g is not a power of two, the g - p extra ranks first fold their whole vector into a
+// partner and get the result back at the end (Rabenseifner/MPICH): one more round each way,
+// each moving and the first one reducing the full n.
+AllReduceCost rhdAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                           const CostParams& params) {
+  int rounds = 0;
+  while ((2LL << rounds) <= g) ++rounds;  // log2(p)
+  const int p = 1 << rounds;
+  const double a = alphaUs(link), b = betaEffUsPerByte(link, sharing);
+  const double f = ringFraction(p);
+  AllReduceCost c;
+  c.us = 2 * rounds * a + 2 * f * n * b + reduceUs(f * n, params);
+  c.bytesSent = 2 * f * n;
+  if (p != g) {
+    c.us += 2 * (a + n * b) + reduceUs(n, params);
+    c.bytesSent += n;  // the partner sends its result back; the fold it only receives
+  }
+  return c;
+}
+
+// Every rank sends its whole vector to every other in one round, then combines the g-1 vectors
+// it received (the combine is all of them, not a 1/g share as in the ring). Wins only when
+// latency dominates.
+AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                              const CostParams& params) {
+  const double sent = (g - 1) * n;
+  return {2 * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) + reduceUs(sent, params),
+          sent};
+}
+
+// The allreduce `algorithm` ("ring", "rhd", "direct", or anything else: the cheapest) over one
+// group; `chosen` gets the algorithm costed.
+AllReduceCost allReduce(const std::string& algorithm, int g, double n, const topo::LinkModel& link,
+                        int sharing, const CostParams& params, std::string* chosen) {
+  if (g <= 1) {
+    *chosen = "none";
+    return {};
+  }
+  if (algorithm == "ring" || algorithm == "rhd" || algorithm == "direct") {
+    *chosen = algorithm;
+    if (algorithm == "ring") return ringAllReduce(g, n, link, sharing, params);
+    if (algorithm == "rhd") return rhdAllReduce(g, n, link, sharing, params);
+    return directAllReduce(g, n, link, sharing, params);
+  }
+  // Ties keep the earlier entry: the ring is what every fabric implements.
+  const std::pair<const char*, AllReduceCost> options[] = {
+      {"ring", ringAllReduce(g, n, link, sharing, params)},
+      {"rhd", rhdAllReduce(g, n, link, sharing, params)},
+      {"direct", directAllReduce(g, n, link, sharing, params)}};
+  const auto* best = &options[0];
+  for (const auto& o : options) {
+    if (o.second.us < best->second.us) best = &o;
+  }
+  *chosen = best->first;
+  return best->second;
+}
+
+// The link a stage over `levels` runs on: the slowest bandwidth among them (the bottleneck of
+// the merged ring) and the largest latency (every round waits for its slowest hop).
+topo::LinkModel stageLink(const topo::Hierarchy& h, const std::vector<int>& levels) {
+  topo::LinkModel link;
+  bool first = true;
+  for (int l : levels) {
+    if (l < 0 || l >= h.numLevels()) continue;
+    const topo::LinkModel candidate = usable(h.level(l).link);
+    if (first || candidate.bandwidthGBps < link.bandwidthGBps) {
+      const double latency = first ? candidate.latencyUs : link.latencyUs;
+      link = candidate;
+      link.latencyUs = std::max(latency, candidate.latencyUs);
+    } else {
+      link.latencyUs = std::max(link.latencyUs, candidate.latencyUs);
+    }
+    first = false;
+  }
+  return first ? usable(topo::LinkModel{}) : link;
+}
+
+bool contains(const std::vector<int>& levels, int l) {
+  return std::find(levels.begin(), levels.end(), l) != levels.end();
+}
+
+// How many groups of a stage over the top (network) level push through one NIC at once. The
+// top level's linkSharing says how many ranks of a host share one NIC, i.e. the host has
+// nics = (ranks per host) / linkSharing of them. The stage runs one group per combination of
+// the host-level coordinates outside the stage, all at once; they spread over the NICs.
+// Merging host levels into the stage (the flat ring) leaves fewer concurrent groups.
+int stageSharing(const topo::Hierarchy& h, const Stage& s) {
+  const int top = h.numLevels() - 1;
+  if (!contains(s.levels, top)) return 1;
+  long long concurrent = 1, perHost = 1;
+  for (int l = 0; l < top; ++l) {
+    perHost *= h.width(l);
+    if (!contains(s.levels, l)) concurrent *= h.width(l);
+  }
+  const int linkSharing = std::max(1, h.level(top).linkSharing);
+  const long long nics = std::max(1LL, std::llround(static_cast<double>(perHost) / linkSharing));
+  return static_cast<int>((concurrent + nics - 1) / nics);
+}
+
+int stageGroupSize(const topo::Hierarchy& h, const Stage& s) {
+  int g = 1;
+  for (int l : s.levels) {
+    if (l >= 0 && l < h.numLevels()) g *= h.width(l);
+  }
+  return g;
+}
+
+}  // namespace
+
+double ringReduceScatterUs(int g, double bytes, const topo::LinkModel& link, int sharing,
+                           const CostParams& params) {
+  if (g <= 1) return 0;
+  const double moved = ringFraction(g) * bytes;
+  return (g - 1) * alphaUs(link) + moved * betaEffUsPerByte(link, sharing) +
+         reduceUs(moved, params);
+}
+
+double ringAllGatherUs(int g, double bytes, const topo::LinkModel& link, int sharing) {
+  if (g <= 1) return 0;
+  return (g - 1) * alphaUs(link) + ringFraction(g) * bytes * betaEffUsPerByte(link, sharing);
+}
+
+double bestAllReduceUs(int g, double bytes, const topo::LinkModel& link, int sharing,
+                       const CostParams& params, std::string* algorithm) {
+  std::string chosen;
+  const double us = allReduce("auto", g, bytes, link, sharing, params, &chosen).us;
+  if (algorithm) *algorithm = chosen;
+  return us;
+}
+
+Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
+                   const CostParams& params) {
+  Prediction out;
+  if (plan.passthrough) {
+    // One MPI_Allreduce: every round is assumed to cross the slowest level, unshared.
+    std::vector<int> all;
+    for (int l = 0; l < h.numLevels(); ++l) all.push_back(l);
+    StageCost c;
+    c.label = "allreduce@all";
+    c.groupSize = h.numRanks();
+    c.bytes = bytes;
+    const AllReduceCost ar =
+        allReduce("auto", c.groupSize, bytes, stageLink(h, all), 1, params, &c.algorithm);
+    c.us = ar.us;
+    c.bytesMoved = ar.bytesSent;
+    out.stages.push_back(c);
+    out.totalUs = c.us;
+    return out;
+  }
+  const int m = static_cast<int>(plan.stages.size());
+  std::vector<StageCost> up, down;  // reduce-scatters (and the allreduce), all-gathers
+  double range = bytes;             // each rank's range entering stage j
+  for (int j = 0; j < m; ++j) {
+    const Stage& s = plan.stages[j];
+    const int g = stageGroupSize(h, s);
+    const topo::LinkModel link = stageLink(h, s.levels);
+    const int sharing = stageSharing(h, s);
+    const std::string name = stageName(h, s);
+    StageCost c;
+    c.groupSize = g;
+    c.bytes = range;
+    if (j + 1 < m) {
+      c.label = "reduce_scatter@" + name;
+      c.algorithm = "ring";
+      c.us = ringReduceScatterUs(g, range, link, sharing, params);
+      c.bytesMoved = g > 1 ? ringFraction(g) * range : 0;
+      up.push_back(c);
+      c.label = "all_gather@" + name;
+      c.us = ringAllGatherUs(g, range, link, sharing);
+      down.push_back(c);
+      range /= g;
+    } else {
+      c.label = "allreduce@" + name;
+      const AllReduceCost ar =
+          allReduce(s.algorithm, g, range, link, sharing, params, &c.algorithm);
+      c.us = ar.us;
+      c.bytesMoved = ar.bytesSent;
+      up.push_back(c);
+    }
+  }
+  out.stages = up;
+  out.stages.insert(out.stages.end(), down.rbegin(), down.rend());
+  for (const StageCost& c : out.stages) out.totalUs += c.us;
+  return out;
+}
+
+}  // namespace strata::plan

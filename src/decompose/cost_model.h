@@ -1,0 +1,57 @@
+// The cost model: an alpha-beta estimate of a plan's time, per stage. Pure code.
+//
+// Each level's link gives alpha (latency, us) and beta (us per byte = 1 / bandwidth). Stage
+// costs over a group of g ranks moving n bytes:
+//   ring reduce-scatter / all-gather      (g-1) * alpha + (g-1)/g * n * beta_eff
+//   ring allreduce                         2 (g-1) * alpha + 2 (g-1)/g * n * beta_eff
+//   recursive halving/doubling allreduce   2 log2(p) * alpha + 2 (p-1)/p * n * beta_eff, with p
+//                                          the largest power of two <= g; the g-p extra ranks
+//                                          fold in and out first: + 2 (alpha + n * beta_eff)
+//   direct allreduce (small messages)      2 * alpha + (g-1) * n * beta_eff
+//   plus the local reduction at gamma bytes/s: (g-1)/g * n / gamma for reduce-scatters and ring
+//   allreduces, (g-1) * n / gamma for direct (each rank combines every vector it receives).
+// beta_eff = beta * sharing, where sharing is how many groups of the stage push through one
+// shared link (the host's NICs) at once. A passthrough allreduce is the best of the allreduce
+// formulas over the whole communicator on the slowest link.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "decompose/plan.h"
+#include "topology/hierarchy.h"
+
+namespace strata::plan {
+
+struct CostParams {
+  double reduceGBps = 10.0;  // gamma: local reduction throughput (bytes combined per second)
+};
+
+struct StageCost {
+  std::string label;  // "reduce_scatter@node"
+  std::string algorithm;
+  int groupSize = 0;
+  double bytes = 0;  // bytes of the stage's range per rank
+  double bytesMoved = 0;  // bytes each rank sends in this stage
+  double us = 0;
+};
+
+struct Prediction {
+  std::vector<StageCost> stages;
+  double totalUs = 0;
+};
+
+// Costs of single operations (exposed for tests and strata-plan).
+double ringReduceScatterUs(int g, double bytes, const topo::LinkModel& link, int sharing,
+                           const CostParams& params);
+double ringAllGatherUs(int g, double bytes, const topo::LinkModel& link, int sharing);
+// The cheapest allreduce algorithm for g ranks and n bytes, and its name.
+double bestAllReduceUs(int g, double bytes, const topo::LinkModel& link, int sharing,
+                       const CostParams& params, std::string* algorithm);
+
+// The predicted time of `plan` for an allreduce of `bytes` over `h`. The plan must be valid.
+Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
+                   const CostParams& params);
+
+}  // namespace strata::plan

@@ -1,0 +1,56 @@
+// Plans: which decomposition an allreduce uses. The planner chooses one per message size; a
+// plan file can pin them. Pure data, printable and readable back (plan_file.h).
+//
+// A staged plan is a list of stages S0..Sm, each a set of hierarchy levels whose groups are
+// merged into one group for that stage:
+//   reduce-scatter over S0, ..., reduce-scatter over S(m-1), allreduce over Sm,
+//   all-gather over S(m-1), ..., all-gather over S0.
+// Every level appears in exactly one stage. A stage over several levels runs on the ranks that
+// differ only in those levels' coordinates (e.g. "nvlink+node": the whole node). Examples:
+//   flat ring    [all levels] with algorithm "ring" (reduce-scatter then all-gather)
+//   two-level    [intra-node levels] [network]        (Horovod's hierarchical allreduce)
+//   blueconnect  [level 0] [level 1] ... [top]         (one stage per level, innermost first)
+//   reordered    [network] [node] ...                  (regular hierarchies only)
+// A passthrough plan is one MPI_Allreduce on the whole communicator.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "topology/hierarchy.h"
+
+namespace strata::plan {
+
+struct Stage {
+  std::vector<int> levels;  // hierarchy level indices, ascending
+  std::string fabric;       // empty: the fabric of the stage's outermost level (it spans them all)
+  // For the allreduce stage: "auto" (the fabric's allreduce) or "ring" (its reduce-scatter then
+  // all-gather). Reduce-scatter and all-gather stages use "auto".
+  std::string algorithm = "auto";
+  size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+};
+
+struct Plan {
+  std::string name;          // "passthrough", "flat-ring", "two-level", "blueconnect", ...
+  bool passthrough = false;  // one MPI_Allreduce on the whole communicator; no stages
+  std::vector<Stage> stages;
+  std::string note;  // why this plan (e.g. "irregular layout: levels kept innermost first")
+};
+
+// "reduce_scatter@node, allreduce@network, all_gather@node", or "passthrough".
+std::string describePlan(const topo::Hierarchy& h, const Plan& p);
+// The stage's level names joined by '+', e.g. "nvlink+node".
+std::string stageName(const topo::Hierarchy& h, const Stage& s);
+
+// Whether `p` is a valid allreduce over `h`: every level in exactly one stage, stages in
+// ascending order inside, a permuted order only on a regular hierarchy. Returns the problem.
+Status checkPlan(const topo::Hierarchy& h, const Plan& p);
+
+// The hierarchy a staged plan runs on: one level per stage, in the plan's order, so the
+// existing schedule code (allReduceSteps) runs it. Level j's groups are the ranks that share
+// their coordinates on every level not in S0..Sj. Its levels are named after the stages
+// (stageName) and carry the slowest link among the merged levels.
+StatusOr<topo::Hierarchy> planHierarchy(const topo::Hierarchy& h, const Plan& p);
+
+}  // namespace strata::plan

@@ -1,0 +1,125 @@
+// Plan files (STRATA_PLAN_FILE, written by STRATA_PLAN_DUMP_FILE and strata-tune): which plan
+// an allreduce uses, by message size, as NCCL's graph files pin its rings and trees.
+//
+//   # strata plan file
+//   rules:
+//     - {min_bytes: 0, max_bytes: 64KiB, plan: passthrough}
+//     - {min_bytes: 64KiB, max_bytes: 8MiB, plan: flat}
+//     - min_bytes: 8MiB                  # no max_bytes (or max_bytes: inf): no upper bound
+//       stages:
+//         - reduce_scatter@node
+//         - {stage: allreduce@network, fabric: mpi, algorithm: auto, chunk_bytes: 4MiB}
+//         - all_gather@node
+//   measured:                            # optional; strata-tune writes it
+//     node: {bandwidth_GBps: 21.5, latency_us: 1.8}
+//
+// The top level holds `rules` (required, a non-empty list) and `measured` (optional). A rule
+// covers message sizes [min_bytes, max_bytes) and holds exactly one of:
+//   plan: passthrough  one MPI_Allreduce on the whole communicator;
+//   plan: flat         one ring allreduce over every level at once;
+//   stages: [...]      a staged plan (plan.h): zero or more reduce_scatter stages, exactly one
+//                      allreduce, then an all_gather per reduce_scatter, in reverse order and
+//                      over the same levels. Every level of the hierarchy is in exactly one of
+//                      the reduce_scatter and allreduce stages.
+// A stage is a string "op@level" or "op@levelA+levelB" (op: reduce_scatter, allreduce,
+// all_gather; the levels in any order), or a map {stage: "op@...", fabric: NAME, algorithm:
+// auto|ring, chunk_bytes: SIZE} whose keys other than `stage` are optional. `algorithm: ring`
+// is for the allreduce stage only. fabric and chunk_bytes apply to the reduce-scatter and the
+// all-gather of a level set alike: give them on either, or on both with the same value.
+// Sizes (min_bytes, max_bytes, chunk_bytes) are non-negative decimal integers of bytes, with an
+// optional binary suffix: K or KiB (1024), M or MiB (2^20), G or GiB (2^30); "64 KiB" and a
+// quoted "64KiB" read the same. max_bytes may be `inf`. chunk_bytes must be positive (leave it
+// out for STRATA_CHUNK_BYTES).
+// A `measured` entry maps a level name to {bandwidth_GBps, latency_us}, both positive numbers.
+// Any other key anywhere, or a key given twice, is refused: a typo must not be silently ignored.
+//
+// Reading is two steps: parsePlanFile checks the syntax and shape, with levels and fabrics by
+// name; resolvePlanFile checks them against a hierarchy and the fabrics of the build, checks each
+// plan (checkPlan), and checks that the rules tile [0, inf) without gaps or overlaps.
+// Errors are kInvalidArgument: "plan file <source>:<line>: <problem>".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "decompose/plan.h"
+#include "topology/hierarchy.h"
+
+namespace strata::plan {
+
+// One stage of a rule as written: its levels by name, before resolvePlanFile maps them to the
+// hierarchy's level indices.
+struct RawStage {
+  std::vector<std::string> levels;  // level names in the order written
+  bool allLevels = false;           // `plan: flat`: every level of the hierarchy
+  std::string fabric;               // empty: the fabric of the stage's innermost level
+  std::string algorithm = "auto";
+  size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+  int line = 0;           // where the stage is written (its reduce_scatter or allreduce entry)
+  int fabricLine = 0;     // where its fabric is given, when it is
+};
+
+struct PlanRule {
+  size_t minBytes = 0;
+  size_t maxBytes = SIZE_MAX;  // exclusive; SIZE_MAX: no upper bound
+  // parsePlanFile sets its name ("passthrough", "flat-ring" for `plan: flat`, "file" for a
+  // stages list) and passthrough; resolvePlanFile fills its stages.
+  Plan plan;
+  int line = 0;  // 1-based line of the rule in its file; 0 when not read from one
+  std::vector<RawStage> rawStages;  // as parsed; empty for passthrough
+};
+
+struct PlanFile {
+  std::vector<PlanRule> rules;  // in file order
+  // Level name -> link measured by strata-tune (source "measured", kind unknown).
+  std::map<std::string, topo::LinkModel> measured;
+  std::map<std::string, int> measuredLines;  // level name -> line of its entry
+};
+
+// Parses YAML text: syntax and shape only (keys, sizes, ops, the order of the stages). `source`
+// names the text in messages (a path, or "<string>").
+StatusOr<PlanFile> parsePlanFile(const std::string& text, const std::string& source);
+
+// Reads and parses the file at `path`. Logs a failure once (WARN, PLAN); callers only propagate
+// it.
+StatusOr<PlanFile> loadPlanFile(const std::string& path);
+
+// Resolves level names against `h` and checks fabric names against `knownFabrics`, every plan
+// against `h` (checkPlan), `measured` names against `h`, and that the rules, sorted by
+// min_bytes, start at 0, leave no gap, do not overlap and have no upper bound at the end.
+// Returns the rules sorted by minBytes, with their plans' stages filled. Logs a failure once
+// (WARN, PLAN).
+StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo::Hierarchy& h,
+                                                const std::vector<std::string>& knownFabrics,
+                                                const std::string& source);
+
+// The plan-file text of resolved rules, which parsePlanFile and resolvePlanFile read back to the
+// same rules: a comment header (the hierarchy), each rule's name and note as a comment, sizes
+// with the largest exact binary suffix, and a `measured` map when one is given.
+std::string formatPlanFile(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
+                           const std::map<std::string, topo::LinkModel>& measured = {});
+
+// A stable hash (FNV-1a, 64-bit) of what the rules do: formatPlanFile's text without comments
+// or measured links, so equal rules hash equal however they were written. Ranks compare it at
+// init.
+uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h);
+
+// The plan of the rule that covers `bytes` (a rule with maxBytes SIZE_MAX covers SIZE_MAX too),
+// or nullptr when none does. The pointer lives as long as `rules`.
+const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes);
+
+namespace detail {
+// Parses a plan-file size: decimal digits, then optionally spaces and a binary suffix (K, KiB,
+// M, MiB, G, GiB). Returns false for anything else, and for values of 2^63 or more (setting
+// *tooLarge).
+bool parseSize(const std::string& text, size_t* out, bool* tooLarge);
+// A size as plan files write it: with the largest suffix that divides it exactly ("64KiB",
+// "3MiB", "1000"), or "inf" for SIZE_MAX.
+std::string sizeText(size_t bytes);
+}  // namespace detail
+
+}  // namespace strata::plan

@@ -1,0 +1,80 @@
+#include "decompose/planner.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace strata::plan {
+namespace {
+
+// The name of an innermost-first split, by its shape.
+std::string splitName(const topo::Hierarchy& h, const std::vector<Stage>& stages) {
+  const int k = h.numLevels();
+  if (stages.size() == 1) return "flat";
+  if (static_cast<int>(stages.size()) == k) return "blueconnect";
+  if (stages.size() == 2 && stages[1].levels.size() == 1 && stages[1].levels[0] == k - 1) {
+    return "two-level";
+  }
+  return "merged";
+}
+
+}  // namespace
+
+std::vector<Plan> candidatePlans(const topo::Hierarchy& h) {
+  std::vector<Plan> out;
+  Plan pass;
+  pass.name = "passthrough";
+  pass.passthrough = true;
+  out.push_back(pass);
+
+  const int k = h.numLevels();
+  std::vector<int> all(k);
+  std::iota(all.begin(), all.end(), 0);
+  Plan ring;
+  ring.name = "flat-ring";
+  ring.stages.push_back(Stage{all, "", "ring", 0});
+  out.push_back(ring);
+  if (k == 1) return out;
+
+  // Splits of 0..k-1 into consecutive runs: bit b set = a stage boundary after level b.
+  for (unsigned mask = 1; mask < (1u << (k - 1)); ++mask) {
+    std::vector<Stage> stages(1);
+    for (int l = 0; l < k; ++l) {
+      stages.back().levels.push_back(l);
+      if (l + 1 < k && (mask >> l) & 1u) stages.emplace_back();
+    }
+    Plan p;
+    p.name = splitName(h, stages);
+    p.stages = stages;
+    if (!h.isRegular()) {
+      p.note = "irregular layout " + h.describe() +
+               ": stages innermost first; the first width ranks of each group hold shards";
+    }
+    out.push_back(p);
+    if (!h.isRegular()) continue;
+    // Other orders of the same stages (the innermost-first one was just added).
+    std::vector<int> order(stages.size());
+    std::iota(order.begin(), order.end(), 0);
+    while (std::next_permutation(order.begin(), order.end())) {
+      Plan q;
+      q.name = "reordered-" + p.name;
+      for (int i : order) q.stages.push_back(stages[i]);
+      out.push_back(q);
+    }
+  }
+  return out;
+}
+
+Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params) {
+  Choice best;
+  bool have = false;
+  for (const Plan& p : candidatePlans(h)) {
+    Prediction pred = predict(h, p, bytes, params);
+    if (!have || pred.totalUs < best.prediction.totalUs) {
+      best = Choice{p, pred};
+      have = true;
+    }
+  }
+  return best;
+}
+
+}  // namespace strata::plan

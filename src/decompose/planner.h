@@ -1,0 +1,30 @@
+// The planner: enumerates the candidate plans for a hierarchy and picks the cheapest for a
+// message size by the cost model. Pure: `Plan choosePlan(const Hierarchy&, bytes)`.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "decompose/cost_model.h"
+#include "decompose/plan.h"
+
+namespace strata::plan {
+
+// Every candidate for `h`, each valid (checkPlan):
+//   passthrough                 MPI_Allreduce on the whole communicator
+//   flat-ring                   one stage over every level, reduce-scatter + all-gather
+//   every split of the levels into consecutive stages, innermost first: one stage per level
+//   is BlueConnect ("blueconnect"), the intra-node levels in one stage then the network is
+//   Horovod's "two-level", fewer stages mean fewer latency terms for small messages;
+//   on a regular hierarchy, also every order of those stages ("reordered").
+std::vector<Plan> candidatePlans(const topo::Hierarchy& h);
+
+struct Choice {
+  Plan plan;
+  Prediction prediction;
+};
+
+// The cheapest candidate for an allreduce of `bytes`, ties going to the earlier candidate.
+Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params);
+
+}  // namespace strata::plan

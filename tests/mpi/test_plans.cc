@@ -1,0 +1,123 @@
+// Every candidate plan the planner could choose, run under mpiexec and checked against an exact
+// local reference: a plan that is chosen must never be wrong. Internal test: it links
+// strata_core to force each plan (core::allReduceWithPlan).
+//
+//   strata_mpi_plans [--timeout S]
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "core/comm.h"
+#include "core/dispatch.h"
+#include "decompose/planner.h"
+#include "strata/strata_mpi.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// Inputs whose sums, maxima and averages are exact in every type used here.
+int64_t inputOf(int rank, size_t i) { return static_cast<int64_t>((rank * 7 + i * 3) % 11); }
+
+template <typename T>
+int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t type,
+              strataRedOp_t op, size_t count, bool inPlace, int rank, int size) {
+  std::vector<T> send(count), recv(count + 4, static_cast<T>(-99));
+  for (size_t i = 0; i < count; ++i) send[i] = static_cast<T>(inputOf(rank, i));
+  if (inPlace) std::copy(send.begin(), send.end(), recv.begin());
+  const void* src = inPlace ? static_cast<const void*>(recv.data()) : send.data();
+  strata::Status st =
+      strata::core::allReduceWithPlan(*comm, plan, src, recv.data(), count, type, op);
+  if (!st.isOk()) {
+    std::fprintf(stderr, "FAIL rank %d: %s: %s\n", rank, plan.name.c_str(), st.message().c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    int64_t expect = op == strataMax ? INT64_MIN : 0;
+    for (int r = 0; r < size; ++r) {
+      expect = op == strataMax ? std::max(expect, inputOf(r, i)) : expect + inputOf(r, i);
+    }
+    if (op == strataAvg) expect /= size;  // exact for integer types (truncation as NCCL)
+    if (static_cast<int64_t>(recv[i]) != expect) {
+      std::fprintf(stderr,
+                   "FAIL rank %d: plan %s (%s) type %d op %d count %zu %s: element %zu got %lld "
+                   "expected %lld\n",
+                   rank, plan.name.c_str(),
+                   strata::plan::describePlan(comm->hierarchy, plan).c_str(), type, op, count,
+                   inPlace ? "in-place" : "out-of-place", i,
+                   static_cast<long long>(recv[i]), static_cast<long long>(expect));
+      return 1;
+    }
+  }
+  for (size_t i = count; i < count + 4; ++i) {
+    if (recv[i] != static_cast<T>(-99)) {
+      std::fprintf(stderr, "FAIL rank %d: plan %s wrote past the end\n", rank, plan.name.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  CLI::App app{"runs every candidate allreduce plan and checks it"};
+  int timeout = 120;
+  app.add_option("--timeout", timeout, "seconds before the watchdog fails the run");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    MPI_Finalize();
+    return rc;
+  }
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < timeout * 10 && !done; ++i) std::this_thread::sleep_for(100ms);
+    if (!done) {
+      std::fprintf(stderr, "TIMEOUT: strata_mpi_plans stuck after %d s\n", timeout);
+      std::_Exit(124);
+    }
+  });
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  strataComm_t comm = nullptr;
+  if (strataCommInitMPI(&comm, MPI_COMM_WORLD) != strataSuccess) {
+    std::fprintf(stderr, "FAIL rank %d: init: %s\n", rank, strataGetLastError(nullptr));
+    std::_Exit(1);
+  }
+  const std::vector<strata::plan::Plan> plans = strata::plan::candidatePlans(comm->hierarchy);
+  int failures = 0, cases = 0;
+  const size_t counts[] = {0, 1, 2, 7, static_cast<size_t>(size) + 1, 1021, 65537};
+  for (const auto& plan : plans) {
+    for (size_t count : counts) {
+      for (bool inPlace : {false, true}) {
+        failures += checkPlan<float>(comm, plan, strataFloat32, strataSum, count, inPlace, rank, size);
+        failures += checkPlan<int32_t>(comm, plan, strataInt32, strataAvg, count, inPlace, rank, size);
+        failures += checkPlan<int64_t>(comm, plan, strataInt64, strataMax, count, inPlace, rank, size);
+        cases += 3;
+      }
+    }
+  }
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("%zu plans on %s\n", plans.size(), comm->hierarchy.describe().c_str());
+    std::printf("%d passed, %d failed\n", std::max(0, cases - total), total);
+  }
+  strataCommDestroy(comm);
+  done = true;
+  watchdog.join();
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}
