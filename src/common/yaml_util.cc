@@ -57,7 +57,7 @@ StatusOr<std::vector<Entry>> entriesOf(const YAML::Node& map,
       return errors.atNode(
           it->first, what + " has a key that is " + kindOf(it->first) + "; keys must be names");
     }
-    const std::string& key = it->first.Scalar();
+    const std::string key = it->first.Scalar();
     if (find(entries, key) != nullptr) {
       return errors.at(it->first.Mark(), what + " has key '" + key + "' twice");
     }

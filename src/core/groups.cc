@@ -52,7 +52,8 @@ StatusOr<LevelGroup*> ensureGroup(strataComm& c, const topo::Hierarchy& h, int l
   if (g.member) {
     lg->index = g.index;
     lg->size = g.size;
-    StatusOr<std::unique_ptr<fabric::Fabric>> f = fabric::createFabric(h.level(level).fabric, lg->comm);
+    StatusOr<std::unique_ptr<fabric::Fabric>> f =
+        fabric::createFabric(h.level(level).fabric, lg->comm);
     if (f.isOk()) {
       lg->fabric = f.take();
     } else {
@@ -112,9 +113,9 @@ StatusOr<PlanExec*> planForBytes(strataComm& c, size_t bytes) {
     chosen = plan::choosePlan(c.hierarchy, mid, c.costParams).plan;
   }
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(c, chosen));
-  STRATA_INFO(kSubsysPlan, "allreduce of %zu bytes (bucket %d): plan %s: %s%s%s", bytes, slot,
-              chosen.name.c_str(), exec->description.c_str(), chosen.note.empty() ? "" : "; ",
-              chosen.note.c_str());
+  STRATA_INFO(kSubsysPlan, "allreduce of %zu bytes (%s %d): plan %s: %s%s%s", bytes,
+              c.planRules.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
+              exec->description.c_str(), chosen.note.empty() ? "" : "; ", chosen.note.c_str());
   PlanExec* out = exec.get();
   c.plans.emplace(slot, std::move(exec));
   return out;

@@ -345,25 +345,27 @@ Status parseMeasured(const Entry& measured, const Errors& errors, PlanFile* file
                          kindOf(measured.value));
   }
   for (auto it = measured.value.begin(); it != measured.value.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // Copies: the iterator's pair is a temporary proxy.
+    const YAML::Node key = it->first, body = it->second;
     if (!key.IsScalar() || !isValidName(key.Scalar())) {
       return errors.atNode(key, "measured has a key that is not a level name");
     }
-    const std::string& name = key.Scalar();
+    const std::string name = key.Scalar();
     if (file->measured.count(name) != 0) {
       return errors.at(key.Mark(), "measured has level '" + name + "' twice");
     }
     const std::string what = "measured level '" + name + "'";
-    if (!it->second.IsMap()) {
+    if (!body.IsMap()) {
       return errors.at(key.Mark(), what +
                                        " must be a map such as {bandwidth_GBps: 20, "
                                        "latency_us: 2}, found " +
-                                       kindOf(it->second));
+                                       kindOf(body));
     }
     STRATA_ASSIGN_OR_RETURN(std::vector<Entry> entries,
-                            yaml::entriesOf(it->second, kMeasuredKeys, what, errors));
-    if (entries.empty())
-      return errors.at(key.Mark(), what + " gives neither " + "bandwidth_GBps nor latency_us");
+                            yaml::entriesOf(body, kMeasuredKeys, what, errors));
+    if (entries.empty()) {
+      return errors.at(key.Mark(), what + " gives neither bandwidth_GBps nor latency_us");
+    }
     topo::LinkModel link;
     link.source = "measured";
     for (const Entry& e : entries) {

@@ -56,7 +56,7 @@ namespace strata::plan {
 struct RawStage {
   std::vector<std::string> levels;  // level names in the order written
   bool allLevels = false;           // `plan: flat`: every level of the hierarchy
-  std::string fabric;               // empty: the fabric of the stage's innermost level
+  std::string fabric;               // empty: the fabric of the stage's outermost level (plan.h)
   std::string algorithm = "auto";
   size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
   int line = 0;           // where the stage is written (its reduce_scatter or allreduce entry)

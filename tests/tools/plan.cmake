@@ -1,0 +1,48 @@
+# strata-plan as a user runs it (included from tests/tools/CMakeLists.txt):
+#
+#   tools.strata_plan.<case>   test_strata_plan.sh <case>: show on topology files (the seed's
+#                              40 GPUs, 2x2x2), a plan file and an hwloc fixture; simulate of
+#                              BlueConnect's 24x8 cluster; validate of configs/plans/*.yaml and of
+#                              broken files; bad arguments; --live under mpiexec with two
+#                              emulated hosts
+#
+# Cases that start mpiexec are labelled mpi as well and run serially, as tests/mpi's do; the
+# others are unit tests.
+if(NOT TARGET strata-plan)
+  return()
+endif()
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+set(STRATA_PLAN_TEST_ENV
+  STRATA_TOPO_FILE=unset:
+  STRATA_HOSTNAME=unset:
+  STRATA_PLAN_FILE=unset:
+  STRATA_PLAN_DUMP_FILE=unset:
+  STRATA_DEBUG=unset:
+  "STRATA_PLAN_BIN=set:$<TARGET_FILE:strata-plan>"
+  STRATA_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}
+  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
+  PYTHON=set:${Python3_EXECUTABLE}
+  OMPI_ALLOW_RUN_AS_ROOT=set:1
+  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
+  OMPI_MCA_btl=set:self,vader
+  OMPI_MCA_pml=set:ob1
+  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+
+set(STRATA_PLAN_CASES help show_small_vs_large show_seed_flat_ring show_seed_nic_per_gpu
+  show_plan_file show_input show_sizes simulate_192 simulate_links validate_configs
+  validate_broken bad_arguments)
+set(STRATA_PLAN_MPI_CASES live_two_hosts live_plan_file)
+
+foreach(case IN LISTS STRATA_PLAN_CASES STRATA_PLAN_MPI_CASES)
+  add_test(NAME tools.strata_plan.${case}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_plan.sh ${case})
+  set_tests_properties(tools.strata_plan.${case} PROPERTIES
+    ENVIRONMENT_MODIFICATION "${STRATA_PLAN_TEST_ENV}"
+    TIMEOUT 120)
+  if(case IN_LIST STRATA_PLAN_MPI_CASES)
+    set_tests_properties(tools.strata_plan.${case} PROPERTIES LABELS "tools;mpi" RUN_SERIAL TRUE)
+  else()
+    set_tests_properties(tools.strata_plan.${case} PROPERTIES LABELS "tools;unit")
+  endif()
+endforeach()

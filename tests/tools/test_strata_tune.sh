@@ -1,0 +1,154 @@
+#!/bin/bash
+# strata-tune as a user runs it: one case per ctest entry (tests/tools/tune.cmake).
+#
+#   test_strata_tune.sh CASE
+#
+# The environment names what to run (ctest sets it):
+#   STRATA_TUNE_BIN  the strata-tune executable
+#   STRATA_DEMO      examples/strata-allreduce-demo
+#   MPIEXEC          mpiexec
+# Every case checks what the tool printed, not only its exit code.
+set -u
+
+case_name=${1:?usage: $0 CASE}
+tool=${STRATA_TUNE_BIN:?}
+work=$(mktemp -d "${TMPDIR:-/tmp}/strata_tune_test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+out=$work/out
+err=$work/err
+
+fail() {
+  echo "FAIL ($case_name): $*" >&2
+  echo "--- stdout:" >&2
+  head -c 20000 "$out" >&2 2>/dev/null
+  echo "--- stderr:" >&2
+  head -c 20000 "$err" >&2 2>/dev/null
+  exit 1
+}
+
+# run ARGS...: the tool's stdout in $out, stderr in $err, exit code in $rc.
+run() {
+  "$tool" "$@" >"$out" 2>"$err"
+  rc=$?
+}
+
+# mpirun ARGS...: mpiexec with ARGS (which name the program), same outputs as run.
+mpirun() {
+  "${MPIEXEC:?}" --oversubscribe "$@" >"$out" 2>"$err"
+  rc=$?
+}
+
+# on_two_hosts PROGRAM ARGS...: 4 ranks, ranks 0-1 on emulated host a and 2-3 on host b.
+on_two_hosts() {
+  mpirun -n 2 env STRATA_HOSTNAME=a "$@" : -n 2 env STRATA_HOSTNAME=b "$@"
+}
+
+expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
+# A clean failure: exit code 1, no uncaught exception, no signal, no abort.
+expect_error() {
+  expect_rc 1
+  ! grep -qE 'terminate called|Aborted|core dumped|Segmentation' "$err" ||
+    fail "crashed instead of failing cleanly"
+}
+has() { grep -qF -- "$1" "${2:-$out}" || fail "'$1' not in ${3:-stdout}"; }
+has_err() { has "$1" "$err" stderr; }
+lacks() { ! grep -qF -- "$1" "${2:-$out}" || fail "'$1' unexpectedly in ${3:-stdout}"; }
+
+case "$case_name" in
+  help)
+    run --help
+    expect_rc 0
+    for word in --min --max --factor --warmup --iters --top --time-per-plan --output \
+        STRATA_PLAN_FILE Examples mpirun "measured:" passthrough 25%; do
+      has "$word"
+    done
+    ;;
+
+  bad_arguments)
+    run --min 1X
+    expect_error
+    has_err "--min '1X'"
+    run --min 64K --max 1K
+    expect_error
+    has_err "--max 1K is below --min 64K"
+    run --factor 1
+    expect_error
+    has_err "--factor 1: must be above 1"
+    run --max 2G
+    expect_error
+    has_err "at most 1G"
+    run --bogus
+    expect_error
+    has_err "--bogus"
+    ;;
+
+  one_rank)
+    mpirun -n 1 "$tool" --output "$work/plan.yaml"
+    expect_error
+    has_err "needs at least 2 ranks"
+    [ ! -e "$work/plan.yaml" ] || fail "a file was written"
+    ;;
+
+  bad_output)
+    # Found before the sweep: no progress line, nothing written.
+    mpirun -n 2 "$tool" --output "$work/no/such/dir/plan.yaml"
+    [ "$rc" -ne 0 ] || fail "exit code 0"
+    has_err "--output $work/no/such/dir/plan.yaml: cannot write"
+    lacks "[1/" "$err" stderr
+    ;;
+
+  sweep_and_use)
+    plan=$work/plan.yaml
+    on_two_hosts "$tool" --min 1K --max 256K --iters 3 --warmup 1 --output "$plan"
+    expect_rc 0
+    has "hierarchy node(2) x network(2)"
+    has "measured links"
+    has "0 node"
+    has "1 network"
+    has "predicted us"
+    has "measured us"
+    has "ratio"
+    has "wrote $plan"
+    has "STRATA_PLAN_FILE=$plan"
+    # Progress: one line per size, from rank 0 only.
+    has_err "[1/5] 1 KiB: timing"
+    has_err "[5/5] 256 KiB: timing"
+    [ "$(grep -c '^\[1/5\]' "$err")" -eq 1 ] || fail "progress printed more than once"
+    [ "$(grep -c '^strata-tune: 4 ranks' "$out")" -eq 1 ] || fail "report printed more than once"
+    # Every size has a row for passthrough, which is always timed.
+    for size in "1 KiB" "4 KiB" "16 KiB" "64 KiB" "256 KiB"; do
+      grep -qE "^  $size +passthrough" "$out" || fail "no passthrough row at $size"
+    done
+    [ -s "$plan" ] || fail "no plan file"
+    has "rules:" "$plan" "the plan file"
+    has "measured:" "$plan" "the plan file"
+    grep -qE '^  node: \{bandwidth_GBps: [0-9.e+-]+, latency_us: [0-9.e+-]+\}$' "$plan" ||
+      fail "no measured node link in the plan file"
+    grep -qE '^  network: \{bandwidth_GBps: [0-9.e+-]+, latency_us: [0-9.e+-]+\}$' "$plan" ||
+      fail "no measured network link in the plan file"
+    grep -qE '^ *max_bytes: inf|max_bytes: inf,' "$plan" || fail "the last rule is not open-ended"
+
+    # A 4-rank job on the same layout runs with the file: 400000 bytes fall in its last rule.
+    STRATA_PLAN_FILE=$plan STRATA_DEBUG=INFO STRATA_DEBUG_SUBSYS=PLAN \
+      on_two_hosts "${STRATA_DEMO:?}" 100000
+    expect_rc 0
+    has "PASSED"
+    cat "$out" "$err" >"$work/log"
+    # groups.cc logs each plan with its note, which for a plan-file rule is "plan file PATH:LINE".
+    line=$(grep 'allreduce of 400000 bytes' "$work/log" | grep -oF "plan file $plan:" | head -1)
+    [ -n "$line" ] || fail "the log does not say the plan came from $plan"
+    logged=$(grep 'allreduce of 400000 bytes' "$work/log" | head -1 |
+      sed -n "s|.*plan file $plan:\([0-9]*\).*|\1|p")
+    last_rule=$(grep -nE '^  - ' "$plan" | tail -1 | cut -d: -f1)
+    [ "$logged" = "$last_rule" ] ||
+      fail "the job used the rule at line $logged, expected the last rule (line $last_rule)"
+    [ "$(grep -c 'allreduce of 400000 bytes' "$work/log")" -eq 4 ] ||
+      fail "not every rank logged its plan"
+    ;;
+
+  *)
+    echo "unknown case $case_name" >&2
+    exit 2
+    ;;
+esac
+echo "PASS ($case_name)"

@@ -1,0 +1,43 @@
+# strata-tune, run as a user runs it (ctest -L tools); included from tests/tools/CMakeLists.txt.
+#
+#   tools.strata_tune.<case>   test_strata_tune.sh <case>: --help, argument errors, one rank,
+#                              an unwritable --output, and a short sweep on 4 ranks (2 emulated
+#                              hosts) whose plan file a 4-rank job then runs with
+#
+# Cases that start mpiexec are labelled mpi and run serially, as tests/mpi's do.
+if(NOT TARGET strata-tune OR NOT TARGET strata-allreduce-demo)
+  return()
+endif()
+
+set(STRATA_TUNE_TEST_ENV
+  STRATA_TOPO_FILE=unset:
+  STRATA_HOSTNAME=unset:
+  STRATA_CHUNK_BYTES=unset:
+  STRATA_PLAN_FILE=unset:
+  STRATA_PLAN_DUMP_FILE=unset:
+  STRATA_DEBUG=unset:
+  STRATA_DEBUG_SUBSYS=unset:
+  "STRATA_TUNE_BIN=set:$<TARGET_FILE:strata-tune>"
+  "STRATA_DEMO=set:$<TARGET_FILE:strata-allreduce-demo>"
+  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
+  OMPI_ALLOW_RUN_AS_ROOT=set:1
+  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
+  OMPI_MCA_btl=set:self,vader
+  OMPI_MCA_pml=set:ob1
+  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+
+set(STRATA_TUNE_CASES help bad_arguments)
+set(STRATA_TUNE_MPI_CASES one_rank bad_output sweep_and_use)
+
+foreach(case IN LISTS STRATA_TUNE_CASES STRATA_TUNE_MPI_CASES)
+  add_test(NAME tools.strata_tune.${case}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_tune.sh ${case})
+  set_tests_properties(tools.strata_tune.${case} PROPERTIES
+    ENVIRONMENT_MODIFICATION "${STRATA_TUNE_TEST_ENV}")
+  if(case IN_LIST STRATA_TUNE_MPI_CASES)
+    set_tests_properties(tools.strata_tune.${case} PROPERTIES
+      LABELS "tools;mpi" RUN_SERIAL TRUE TIMEOUT 240)
+  else()
+    set_tests_properties(tools.strata_tune.${case} PROPERTIES LABELS "tools;unit" TIMEOUT 60)
+  endif()
+endforeach()

@@ -1,0 +1,369 @@
+#include "plan_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+#include <utility>
+
+#include "decompose/planner.h"
+#include "plan_args.h"
+#include "topo_levels.h"
+#include "topology/topo_json.h"
+
+namespace strata::tools {
+namespace {
+
+using Table = std::vector<std::vector<std::string>>;
+
+// Rows padded to each column's widest cell; columns in `left` are left-aligned, the others (the
+// numbers) right-aligned. Every line starts with `indent`.
+std::string formatTable(const Table& rows, const std::vector<bool>& left,
+                        const std::string& indent) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      const bool l = c < left.size() && left[c];
+      line += (c ? "  " : "") + (l ? row[c] + pad : pad + row[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+// "64 KiB" for exact binary multiples, else the byte count, so a table never rounds a size.
+std::string sizeLabel(size_t bytes) {
+  const std::string human = formatBytes(static_cast<double>(bytes));
+  return human.find('.') == std::string::npos ? human : std::to_string(bytes) + " B";
+}
+
+std::string ratio(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", value);
+  return buf;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
+  return buf;
+}
+
+bool sameCost(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a)); }
+
+// Reference keys for `h`, with the candidate name each is found under: on two levels the
+// two-level split is also one stage per level, which the planner names "blueconnect".
+std::vector<std::pair<std::string, std::string>> referenceNames(const topo::Hierarchy& h) {
+  const int k = h.numLevels();
+  std::vector<std::pair<std::string, std::string>> refs{
+      {"flat-ring", "flat-ring"},
+      {"passthrough", "passthrough"},
+      {"two-level", k == 2 ? "blueconnect" : "two-level"}};
+  if (k >= 3) refs.emplace_back("blueconnect", "blueconnect");
+  return refs;
+}
+
+const Reference* findReference(const SizeReport& r, const std::string& key) {
+  for (const Reference& ref : r.references) {
+    if (ref.key == key) return &ref;
+  }
+  return nullptr;
+}
+
+std::string ruleRange(const plan::PlanRule& rule) {
+  return "[" + plan::detail::sizeText(rule.minBytes) + ", " +
+         plan::detail::sizeText(rule.maxBytes) + ")";
+}
+
+std::string levelsText(const Target& t) {
+  std::string out = formatLevels(LevelsReport{t.hierarchy, {}, t.source});
+  for (const std::string& n : t.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+std::string paramsText(const PlanSource& plans) {
+  std::ostringstream out;
+  out << "plans: " << plans.name << "; predictions: alpha-beta cost model, local reduction at "
+      << plans.params.reduceGBps << " GB/s\n";
+  return out.str();
+}
+
+// "passthrough", "flat-ring: allreduce@node+network (ring)", or for a plan file's stages list
+// (named "file") just the stages.
+std::string planText(const topo::Hierarchy& h, const plan::Plan& p) {
+  const std::string description = plan::describePlan(h, p);
+  if (p.name == "file" || p.name == description) return description;
+  return p.name + ": " + description;
+}
+
+nlohmann::json planJson(const topo::Hierarchy& h, const plan::Plan& p) {
+  nlohmann::json j{{"name", p.name}, {"description", plan::describePlan(h, p)}};
+  if (!p.note.empty()) j["note"] = p.note;
+  return j;
+}
+
+nlohmann::json predictionJson(const plan::Prediction& pred) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const plan::StageCost& s : pred.stages) {
+    stages.push_back({{"label", s.label},
+                      {"algorithm", s.algorithm},
+                      {"group_size", s.groupSize},
+                      {"bytes_in", s.bytes},
+                      {"bytes_moved", s.bytesMoved},
+                      {"us", s.us}});
+  }
+  return nlohmann::json{{"stages", stages}, {"total_us", pred.totalUs}};
+}
+
+nlohmann::json headerJson(const Target& t, const PlanSource& plans) {
+  nlohmann::json j{{"source", t.source},
+                   {"hierarchy", t.hierarchy.describe()},
+                   {"ranks", t.hierarchy.numRanks()},
+                   {"levels", topo::levelsToJson(t.hierarchy)},
+                   {"notes", t.notes},
+                   {"plan_source", plans.name},
+                   {"cost_params", {{"reduce_GBps", plans.params.reduceGBps}}}};
+  return j;
+}
+
+// JSON keys are snake_case: "flat-ring" -> "flat_ring".
+std::string jsonKey(std::string key) {
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+}  // namespace
+
+StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
+                                           const std::vector<size_t>& sizes,
+                                           const PlanSource& plans) {
+  const std::vector<plan::Plan> candidates = plan::candidatePlans(h);
+  const auto refs = referenceNames(h);
+  std::vector<SizeReport> out;
+  for (size_t bytes : sizes) {
+    const double n = static_cast<double>(bytes);
+    SizeReport r;
+    r.bytes = bytes;
+    if (plans.rules.empty()) {
+      plan::Choice choice = plan::choosePlan(h, n, plans.params);
+      r.plan = std::move(choice.plan);
+      r.prediction = std::move(choice.prediction);
+      const std::string chosen = plan::describePlan(h, r.plan);
+      for (const plan::Plan& c : candidates) {
+        if (plan::describePlan(h, c) == chosen) continue;
+        if (sameCost(plan::predict(h, c, n, plans.params).totalUs, r.prediction.totalUs) &&
+            std::find(r.ties.begin(), r.ties.end(), c.name) == r.ties.end()) {
+          r.ties.push_back(c.name);
+        }
+      }
+    } else {
+      const plan::Plan* p = plan::planFor(plans.rules, bytes);
+      if (p == nullptr) {
+        return internalError(plans.name + " has no rule for " + std::to_string(bytes) +
+                             " bytes although it was resolved");
+      }
+      for (const plan::PlanRule& rule : plans.rules) {
+        if (&rule.plan == p) r.rule = &rule;
+      }
+      r.plan = *p;
+      r.prediction = plan::predict(h, *p, n, plans.params);
+    }
+    for (const auto& [key, name] : refs) {
+      Reference ref;
+      ref.key = key;
+      for (const plan::Plan& c : candidates) {
+        if (c.name != name) continue;
+        ref.found = true;
+        ref.plan = c;
+        ref.prediction = plan::predict(h, c, n, plans.params);
+        break;
+      }
+      r.references.push_back(std::move(ref));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string formatShow(const Target& t, const PlanSource& plans,
+                       const std::vector<SizeReport>& reports) {
+  const topo::Hierarchy& h = t.hierarchy;
+  std::string out = levelsText(t) + paramsText(plans);
+  for (const SizeReport& r : reports) {
+    out += "\n=== " + std::to_string(r.bytes) + " bytes (" +
+           formatBytes(static_cast<double>(r.bytes)) + ") ===\n";
+    out += "plan " + planText(h, r.plan);
+    if (r.rule != nullptr) {
+      out += "  [" + plans.name + (r.rule->line > 0 ? ":" + std::to_string(r.rule->line) : "") +
+             ", rule " + ruleRange(*r.rule) + "]";
+    }
+    out += "\n";
+    if (!r.plan.note.empty()) out += "  note: " + r.plan.note + "\n";
+    Table rows{{"stage", "algorithm", "group", "bytes in", "bytes moved", "time"}};
+    for (const plan::StageCost& s : r.prediction.stages) {
+      rows.push_back({s.label, s.algorithm, std::to_string(s.groupSize), formatBytes(s.bytes),
+                      formatBytes(s.bytesMoved), formatTime(s.us)});
+    }
+    rows.push_back({"total", "", "", "", "", formatTime(r.prediction.totalUs)});
+    out += formatTable(rows, {true, true}, "  ");
+    if (!r.ties.empty()) {
+      std::string names;
+      for (const std::string& n : r.ties) names += (names.empty() ? "" : ", ") + n;
+      out += "  note: " + names + " cost" + (r.ties.size() == 1 ? "s" : "") +
+             " exactly as much; the planner keeps the earliest candidate (passthrough, then "
+             "flat-ring, then the splits innermost first)\n";
+    }
+    out += "compared with:\n";
+    Table refs;
+    for (const Reference& ref : r.references) {
+      if (!ref.found) {
+        refs.push_back({ref.key, "-", "", "(none on a 1-level hierarchy)"});
+        continue;
+      }
+      const double total = ref.prediction.totalUs;
+      refs.push_back(
+          {ref.key, formatTime(total),
+           r.prediction.totalUs > 0 ? ratio(total / r.prediction.totalUs) + " chosen" : "",
+           plan::describePlan(h, ref.plan)});
+    }
+    out += formatTable(refs, {true, false, false, true}, "  ");
+  }
+  return out;
+}
+
+nlohmann::json showJson(const Target& t, const PlanSource& plans,
+                        const std::vector<SizeReport>& reports) {
+  const topo::Hierarchy& h = t.hierarchy;
+  nlohmann::json j = headerJson(t, plans);
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const SizeReport& r : reports) {
+    nlohmann::json s{{"bytes", r.bytes}, {"plan", planJson(h, r.plan)}};
+    if (r.rule != nullptr) {
+      s["rule"] = {{"min_bytes", r.rule->minBytes},
+                   {"max_bytes", r.rule->maxBytes == SIZE_MAX ? nlohmann::json()
+                                                              : nlohmann::json(r.rule->maxBytes)},
+                   {"line", r.rule->line}};
+    }
+    s.update(predictionJson(r.prediction));
+    s["ties"] = r.ties;
+    nlohmann::json compared = nlohmann::json::object();
+    for (const Reference& ref : r.references) {
+      if (!ref.found) {
+        compared[jsonKey(ref.key)] = nullptr;
+        continue;
+      }
+      nlohmann::json c = planJson(h, ref.plan);
+      c["total_us"] = ref.prediction.totalUs;
+      compared[jsonKey(ref.key)] = c;
+    }
+    s["compared"] = compared;
+    sizes.push_back(std::move(s));
+  }
+  j["sizes"] = sizes;
+  return j;
+}
+
+std::string formatSimulate(const Target& t, const PlanSource& plans,
+                           const std::vector<SizeReport>& reports) {
+  const topo::Hierarchy& h = t.hierarchy;
+  std::string out = levelsText(t) + paramsText(plans);
+  if (reports.empty()) return out;
+  // The reference plans are the same at every size; say once what they do.
+  for (const Reference& ref : reports.front().references) {
+    if (!ref.found) continue;
+    out += "  " + ref.key + ": " +
+           (ref.plan.passthrough ? "one MPI_Allreduce over every rank"
+                                 : plan::describePlan(h, ref.plan)) +
+           "\n";
+  }
+  Table rows{{"size"}};
+  for (const Reference& ref : reports.front().references) rows[0].push_back(ref.key);
+  for (const char* c : {"chosen", "plan", "speedup", "saved"}) rows[0].push_back(c);
+  for (const SizeReport& r : reports) {
+    std::vector<std::string> row{sizeLabel(r.bytes)};
+    for (const Reference& ref : r.references) {
+      row.push_back(ref.found ? formatTime(ref.prediction.totalUs) : "-");
+    }
+    row.push_back(formatTime(r.prediction.totalUs));
+    row.push_back(r.plan.name);
+    const Reference* flat = findReference(r, "flat-ring");
+    const double chosen = r.prediction.totalUs;
+    if (flat != nullptr && flat->found && chosen > 0) {
+      row.push_back(ratio(flat->prediction.totalUs / chosen));
+      row.push_back(percent(1 - chosen / flat->prediction.totalUs));
+    } else {
+      row.insert(row.end(), {"-", "-"});
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<bool> left(rows[0].size(), false);
+  left[rows[0].size() - 3] = true;  // the plan's name
+  out += "\n" + formatTable(rows, left, "") +
+         "speedup = flat-ring / chosen; saved = 1 - chosen / flat-ring (the share of the flat "
+         "ring's time the chosen plan saves)\n";
+  return out;
+}
+
+nlohmann::json simulateJson(const Target& t, const PlanSource& plans,
+                            const std::vector<SizeReport>& reports) {
+  const topo::Hierarchy& h = t.hierarchy;
+  nlohmann::json j = headerJson(t, plans);
+  nlohmann::json refs = nlohmann::json::object();
+  if (!reports.empty()) {
+    for (const Reference& ref : reports.front().references) {
+      refs[jsonKey(ref.key)] = ref.found ? planJson(h, ref.plan) : nlohmann::json();
+    }
+  }
+  j["reference_plans"] = refs;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SizeReport& r : reports) {
+    nlohmann::json row{{"bytes", r.bytes}};
+    for (const Reference& ref : r.references) {
+      row[jsonKey(ref.key) + "_us"] =
+          ref.found ? nlohmann::json(ref.prediction.totalUs) : nlohmann::json();
+    }
+    nlohmann::json chosen = planJson(h, r.plan);
+    chosen["us"] = r.prediction.totalUs;
+    row["chosen"] = chosen;
+    const Reference* flat = findReference(r, "flat-ring");
+    const double us = r.prediction.totalUs;
+    const bool ok = flat != nullptr && flat->found && us > 0;
+    row["speedup_vs_flat_ring"] =
+        ok ? nlohmann::json(flat->prediction.totalUs / us) : nlohmann::json();
+    row["time_saved_fraction"] =
+        ok ? nlohmann::json(1 - us / flat->prediction.totalUs) : nlohmann::json();
+    rows.push_back(std::move(row));
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
+                        const std::string& source) {
+  std::string out = "OK: " + std::to_string(rules.size()) + " rule" +
+                    (rules.size() == 1 ? "" : "s") + " (" + source + " against " + h.describe() +
+                    ", " + std::to_string(h.numRanks()) + " ranks)\n";
+  for (const plan::PlanRule& rule : rules) {
+    out += "  " + ruleRange(rule) + (rule.line > 0 ? " line " + std::to_string(rule.line) : "") +
+           ": " + planText(h, rule.plan) + "\n";
+    // The stage settings describePlan leaves out.
+    for (const plan::Stage& s : rule.plan.stages) {
+      std::string extra;
+      if (!s.fabric.empty()) extra += " fabric " + s.fabric;
+      if (s.chunkBytes > 0) extra += " chunk_bytes " + plan::detail::sizeText(s.chunkBytes);
+      if (!extra.empty()) out += "      " + plan::stageName(h, s) + ":" + extra + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace strata::tools

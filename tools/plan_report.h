@@ -1,0 +1,67 @@
+// What strata-plan reports: for each message size the plan an allreduce would run (the planner's
+// choice or a plan file's rule), its predicted stages, and the reference plans it is measured
+// against (flat ring, two-level, BlueConnect, passthrough); as text or JSON.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "decompose/cost_model.h"
+#include "decompose/plan.h"
+#include "decompose/plan_file.h"
+#include "plan_source.h"
+
+namespace strata::tools {
+
+// One reference plan, found among candidatePlans by name.
+struct Reference {
+  std::string key;     // "flat-ring", "two-level", "blueconnect", "passthrough"
+  bool found = false;  // a 1-level hierarchy has no two-level plan
+  plan::Plan plan;     // for a 2-level hierarchy, "two-level" is the planner's "blueconnect"
+  plan::Prediction prediction;
+};
+
+struct SizeReport {
+  size_t bytes = 0;
+  plan::Plan plan;
+  plan::Prediction prediction;
+  const plan::PlanRule* rule = nullptr;  // the plan file's rule, when plans come from one
+  // Other candidates that cost exactly as much as the choice, which won as the earlier
+  // candidate (planner only).
+  std::vector<std::string> ties;
+  std::vector<Reference> references;
+};
+
+// Where the plans come from: the planner (rules empty) or resolved plan-file rules.
+struct PlanSource {
+  std::vector<plan::PlanRule> rules;
+  std::string name;  // "the planner (cost model)", "plan file x.yaml"
+  plan::CostParams params;
+};
+
+// The plan and predictions for each size. Fails only when a plan file covers no rule for a size
+// (resolvePlanFile makes sure its rules cover every size, so this is an internal error).
+StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
+                                           const std::vector<size_t>& sizes,
+                                           const PlanSource& plans);
+
+// `show`: the levels, then per size the plan, its stages and the references.
+std::string formatShow(const Target& t, const PlanSource& plans,
+                       const std::vector<SizeReport>& reports);
+nlohmann::json showJson(const Target& t, const PlanSource& plans,
+                        const std::vector<SizeReport>& reports);
+
+// `simulate`: the levels, then one row per size with the reference and chosen totals and the
+// chosen plan's speedup over the flat ring.
+std::string formatSimulate(const Target& t, const PlanSource& plans,
+                           const std::vector<SizeReport>& reports);
+nlohmann::json simulateJson(const Target& t, const PlanSource& plans,
+                            const std::vector<SizeReport>& reports);
+
+// `validate`: "OK: N rules", then each rule's range, line and stages.
+std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
+                        const std::string& source);
+
+}  // namespace strata::tools

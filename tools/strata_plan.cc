@@ -1,0 +1,312 @@
+// strata-plan: which allreduce plan strata runs for each message size, and what the cost model
+// predicts for it, on a hierarchy from a topology file, a saved node description, a cluster
+// given in shorthand, or this mpirun job (show); the same as a table against the flat ring for
+// clusters that are not here (simulate); and whether a plan file fits a hierarchy (validate).
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decompose/plan_file.h"
+#include "fabrics/fabric.h"
+#include "plan_args.h"
+#include "plan_report.h"
+#include "plan_source.h"
+
+namespace strata::tools {
+namespace {
+
+struct Options {
+  SourceOptions source;
+  std::vector<std::string> size;  // --size, repeatable
+  std::string sizes;              // --sizes
+  std::string planFile;
+  double reduceGBps = plan::CostParams{}.reduceGBps;
+  bool reduceGiven = false;
+  std::string format = "text";
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "strata-plan: error: %s\n", message.c_str());
+  return 1;
+}
+
+// --size and --sizes together, or `fallback` when neither is given.
+StatusOr<std::vector<size_t>> messageSizes(const Options& o, const std::string& fallback) {
+  std::string list = o.sizes;
+  for (const std::string& s : o.size) list += (list.empty() ? "" : ",") + s;
+  if (list.empty()) list = fallback;
+  return parseSizeList(list, o.size.empty() ? "--sizes" : "--size/--sizes");
+}
+
+// Where the plans come from: --plan-file, else (--live) the communicator's STRATA_PLAN_FILE,
+// else the planner. --reduce-gbps overrides the communicator's cost parameters.
+StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
+  PlanSource p;
+  p.params = t.live ? t.commParams : plan::CostParams{};
+  if (o.reduceGiven) p.params.reduceGBps = o.reduceGBps;
+  if (!o.planFile.empty()) {
+    STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(o.planFile));
+    STRATA_ASSIGN_OR_RETURN(
+        p.rules, plan::resolvePlanFile(file, t.hierarchy, fabric::fabricNames(), o.planFile));
+    p.name = "plan file " + o.planFile;
+  } else if (t.live && !t.commRules.empty()) {
+    p.rules = t.commRules;
+    p.name = t.commPlanSource;
+  } else {
+    p.name = "the planner's choice (cost model)";
+  }
+  return p;
+}
+
+enum class Command { kShow, kSimulate, kValidate };
+
+// Rank 0 (or the only process) reports on `t`.
+int report(Command cmd, const Options& o, const Target& t, const std::vector<size_t>& sizes) {
+  StatusOr<PlanSource> plans = planSource(o, t);
+  if (!plans.isOk()) return fail(plans.status().message());
+  if (cmd == Command::kValidate) {
+    std::cout << formatRules(plans.value().rules, t.hierarchy, plans.value().name);
+    return 0;
+  }
+  StatusOr<std::vector<SizeReport>> reports = evaluate(t.hierarchy, sizes, plans.value());
+  if (!reports.isOk()) return fail(reports.status().message());
+  const bool show = cmd == Command::kShow;
+  if (o.format == "json") {
+    const nlohmann::json j = show ? showJson(t, plans.value(), reports.value())
+                                  : simulateJson(t, plans.value(), reports.value());
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << (show ? formatShow(t, plans.value(), reports.value())
+                       : formatSimulate(t, plans.value(), reports.value()));
+  }
+  std::cout.flush();
+  return 0;
+}
+
+int run(Command cmd, const Options& o) {
+  const Status usage = checkSource(o.source, cmd != Command::kSimulate);
+  if (!usage.isOk()) return fail(usage.message());
+  // Arguments are checked before MPI starts, so a typo fails fast and the same on every rank.
+  StatusOr<std::vector<size_t>> sizes = messageSizes(o, "1K:1G:x4");
+  if (!sizes.isOk()) return fail(sizes.status().message());
+  if (!o.source.live) {
+    StatusOr<Target> t = loadTarget(o.source);
+    if (!t.isOk()) return fail(t.status().message());
+    return report(cmd, o, t.value(), sizes.value());
+  }
+  LiveJob job;
+  const Status st = job.initComm();
+  if (!st.isOk()) return job.rank() == 0 ? fail(st.message()) : 1;
+  if (job.rank() != 0) return 0;
+  return report(cmd, o, job.target(), sizes.value());
+}
+
+void addSourceOptions(CLI::App* app, Options* o, bool live) {
+  SourceOptions& s = o->source;
+  app->add_option("--topo,-t", s.topo,
+                  "a topology file (STRATA_TOPO_FILE format, configs/topologies/*.yaml); its "
+                  "level sizes multiply to the rank count");
+  app->add_option("--input,-i", s.input,
+                  "a saved node description: hwloc XML (lstopo foo.xml), NCCL topology XML or "
+                  "nvidia-smi topo -m output; the cluster is --nodes such nodes");
+  app->add_option("--nodes,-n", s.nodes, "with --input: the number of identical nodes")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app->add_option("--ranks-per-node,-r", s.ranksPerNode,
+                  "with --input: ranks per node (default one per GPU, else one per package); "
+                  "rank i of a node uses GPU i % GPUs and that GPU's package")
+      ->check(CLI::Range(1, 1 << 20));
+  app->add_option("--cluster,-c", s.cluster.shape,
+                  "a cluster that is not here, NODESxGPUS (e.g. 24x8): levels node (GPUs of "
+                  "one node, --intra) and network (every node, --inter)");
+  app->add_option("--intra", s.cluster.intra,
+                  "with --cluster: the GPU-to-GPU link in a node, KIND:GBps or "
+                  "KIND:LANESxGBps (LANES links per GPU add up: nvlink:6x25 = 150 GB/s)")
+      ->capture_default_str();
+  app->add_option("--inter", s.cluster.inter,
+                  "with --cluster: each node's network, KIND:GBps or KIND:NICSxGBps (ib:4x25 = "
+                  "4 NICs of 25 GB/s, each shared by ceil(GPUS / 4) GPUs)")
+      ->capture_default_str()
+      ->each([&s](const std::string&) { s.cluster.interGiven = true; });
+  app->add_option("--intra-latency-us", s.cluster.intraLatencyUs,
+                  "with --cluster: per-message latency inside a node")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app->add_option("--inter-latency-us", s.cluster.interLatencyUs,
+                  "with --cluster: per-message latency across the network")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app->add_option("--nics", s.cluster.nics,
+                  "with --cluster: NICs per node (default: the count in --inter, else 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  if (live) {
+    app->add_flag("--live,-l", s.live,
+                  "this job's communicator: MPI_Init, strataCommInitMPI(MPI_COMM_WORLD), its "
+                  "hierarchy (run under mpirun; rank 0 prints)");
+  }
+}
+
+void addCostOptions(CLI::App* app, Options* o) {
+  app->add_option("--reduce-gbps", o->reduceGBps,
+                  "local reduction throughput in GB/s for the cost model (0: not modelled); "
+                  "with --live the default is the communicator's")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->reduceGiven = true; });
+}
+
+void addSizeOptions(CLI::App* app, Options* o) {
+  app->add_option("--size,-s", o->size,
+                  "a message size in bytes, K/M/G (KiB/MiB/GiB) binary suffixes allowed: 64M, "
+                  "1200000000; repeatable")
+      ->take_all();
+  app->add_option("--sizes", o->sizes,
+                  "sizes: a comma-separated list of sizes and sweeps FIRST:LAST[:STEP], STEP "
+                  "xF (multiply, default x2) or +N (add); default 1K:1G:x4");
+}
+
+void addFormatOption(CLI::App* app, Options* o) {
+  app->add_option("--format,-f", o->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+constexpr const char* kMainFooter = R"(How predictions are made:
+strata's alpha-beta cost model (src/decompose/cost_model.h) prices each stage from its
+level's link (latency and bandwidth); a NIC shared by several GPUs divides its bandwidth.
+Run `strata-plan SUBCOMMAND --help` for its options and examples.
+
+Examples:
+  strata-plan show --topo configs/topologies/seed_40gpu.yaml --size 1200000000
+  strata-plan simulate --cluster 24x8 --intra nvlink:150 --inter ib:4x25
+  strata-plan validate --plan-file configs/plans/two_level.yaml \
+      --topo configs/topologies/2x2.yaml)";
+
+constexpr const char* kShowFooter = R"(What it prints:
+The hierarchy comes from exactly one of --topo, --input, --cluster and --live. For each size
+it prints the plan (the planner's choice, or with --plan-file the rule covering the size),
+each stage's label, group size, bytes in, bytes each rank sends and predicted time, the total,
+and the totals of the reference plans: flat-ring (one ring over every rank), passthrough (one
+MPI_Allreduce), two-level (reduce-scatter inside the node, allreduce across, all-gather; on a
+2-level hierarchy this is also BlueConnect's one stage per level) and blueconnect (3 or more
+levels). Under --live with STRATA_PLAN_FILE set, the communicator's rules are shown.
+JSON (--format json): {source, hierarchy, ranks, levels, notes, plan_source, cost_params,
+sizes: [{bytes, plan, rule, stages, total_us, ties, compared}]}.
+
+Examples:
+  strata-plan show --topo configs/topologies/2x2x2.yaml --size 8 --size 256M
+  strata-plan show --topo configs/topologies/seed_40gpu.yaml --size 1200000000 \
+      --reduce-gbps 500
+  strata-plan show --input tests/data/topologies/hwloc/nvidiaDGX2.xml --nodes 4 \
+      --sizes 1M:1G:x8
+  strata-plan show --topo configs/topologies/2x2x2.yaml \
+      --plan-file configs/plans/blueconnect_2x2x2.yaml
+  mpirun -n 16 strata-plan show --live --size 64M --format json)";
+
+constexpr const char* kSimulateFooter = R"(The --cluster shorthand:
+--cluster NODESxGPUS builds a regular 2-level hierarchy: level node (the GPUs of one node, on
+--intra) and level network (one rank per node in each group, on --inter). A spec is KIND:GBps
+or KIND:LANESxGBps; KIND is nvlink, nvswitch, pcie, smp, shm, infiniband (ib), roce,
+ethernet (eth) or efa. On --intra the lanes are one GPU's links and add up; on --inter they
+are the node's NICs, each of GBps and shared by ceil(GPUS / NICs) GPUs (--nics says the same).
+--topo and --input (with --nodes) work here too.
+
+The table has one row per message size: the predicted time of flat-ring, passthrough,
+two-level (and blueconnect on 3+ levels), the chosen plan's time and name, its speedup over
+the flat ring (flat / chosen) and the share of the flat ring's time it saves
+(1 - chosen / flat), as BlueConnect reports its 192-GPU result.
+JSON (--format json): {..., reference_plans, rows: [{bytes, flat_ring_us, passthrough_us,
+two_level_us, chosen: {name, description, us}, speedup_vs_flat_ring, time_saved_fraction}]}.
+
+Examples:
+  strata-plan simulate --cluster 24x8 --intra nvlink:150 --inter ib:4x25
+      BlueConnect's 192 GPUs: 24 nodes of 8 GPUs on NVLink, 4 x 25 GB/s InfiniBand NICs each
+  strata-plan simulate --cluster 5x8 --intra pcie:10 --inter ib:6 --inter-latency-us 1.5
+      the 40 GPUs of configs/topologies/seed_40gpu.yaml (one 6 GB/s NIC per node)
+  strata-plan simulate --topo configs/topologies/seed_40gpu.yaml --format json)";
+
+constexpr const char* kValidateFooter = R"(What it checks:
+It loads the plan file (the STRATA_PLAN_FILE format, src/decompose/plan_file.h) and resolves
+it against the hierarchy as strataCommInitMPI would: level names, fabrics, every plan, and
+rules that tile [0, inf). It prints "OK: N rules" and each rule's range, line and stages, or
+the problem as "plan file FILE:LINE: problem" and exits 1.
+
+Examples:
+  strata-plan validate --plan-file configs/plans/two_level.yaml \
+      --topo configs/topologies/2x2.yaml
+  strata-plan validate --plan-file configs/plans/blueconnect_2x2x2.yaml \
+      --topo configs/topologies/2x2x2.yaml
+  mpirun -n 16 strata-plan validate --plan-file my_plan.yaml --live)";
+
+}  // namespace
+}  // namespace strata::tools
+
+int main(int argc, char** argv) {
+  using strata::tools::Command;
+  using strata::tools::Options;
+  namespace tools = strata::tools;
+  Options o;
+  CLI::App app{
+      "strata-plan: the allreduce plans strata picks per message size and their predicted "
+      "times, for a topology file, a saved machine description, an imagined cluster or this "
+      "mpirun job."};
+  app.footer(tools::kMainFooter);
+  app.require_subcommand(1);
+
+  CLI::App* show = app.add_subcommand("show", "the plan per message size, stage by stage");
+  show->footer(tools::kShowFooter);
+  tools::addSourceOptions(show, &o, /*live=*/true);
+  tools::addSizeOptions(show, &o);
+  show->add_option("--plan-file,-p", o.planFile,
+                   "take each size's plan from this plan file (STRATA_PLAN_FILE format) "
+                   "instead of the planner");
+  tools::addCostOptions(show, &o);
+  tools::addFormatOption(show, &o);
+
+  CLI::App* simulate =
+      app.add_subcommand("simulate", "predicted times of a cluster that is not here, per size");
+  simulate->footer(tools::kSimulateFooter);
+  tools::addSourceOptions(simulate, &o, /*live=*/false);
+  tools::addSizeOptions(simulate, &o);
+  tools::addCostOptions(simulate, &o);
+  tools::addFormatOption(simulate, &o);
+
+  CLI::App* validate = app.add_subcommand("validate", "check a plan file against a hierarchy");
+  validate->footer(tools::kValidateFooter);
+  validate->add_option("--plan-file,-p", o.planFile, "the plan file to check")->required();
+  tools::addSourceOptions(validate, &o, /*live=*/true);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the problem (or the help); every failure exits 1.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  const Command cmd = show->parsed()       ? Command::kShow
+                      : simulate->parsed() ? Command::kSimulate
+                                           : Command::kValidate;
+  // Nothing may escape main: an exception becomes a message and exit code 1, and under mpirun
+  // the job is aborted, since the other ranks may be waiting in a collective.
+  try {
+    return tools::run(cmd, o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata-plan: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "strata-plan: error: unknown exception\n");
+  }
+  int initialized = 0, finalized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Finalize();
+  }
+  return 1;
+}

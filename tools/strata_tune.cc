@@ -1,0 +1,350 @@
+// strata-tune: measures this job's links and times the candidate allreduce plans on its own
+// ranks, then writes the fastest plan per message size as a plan file for STRATA_PLAN_FILE.
+//
+// It runs under mpirun with the job's layout (the same hosts and ranks per host as the job that
+// will use the file). Steps: (1) ping-pong per hierarchy level for alpha and beta, (2) for each
+// size of a sweep, time the candidates the model ranks best plus passthrough, (3) write the
+// measured winners, (4) show where the cost model, fed the measured links, is off by > 25%.
+// It is an internal tool: it makes the communicator with the public strataCommInitMPI and then
+// forces plans through the library's internals (core::allReduceWithPlan).
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "core/comm.h"
+#include "core/init.h"
+#include "strata/strata_mpi.h"
+#include "tune_measure.h"
+#include "tune_report.h"
+#include "tune_sweep.h"
+
+namespace strata::tools {
+namespace {
+
+constexpr size_t kMaxBytes = size_t{1} << 30;  // two buffers of this per rank
+constexpr size_t kMaxSizes = 64;
+
+struct Options {
+  std::string min = "1K";
+  std::string max = "16M";
+  double factor = 4;
+  int warmup = 2;
+  int iters = 5;
+  int top = 4;
+  double planSeconds = 2;
+  std::string output = "strata-plan.yaml";
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "strata-tune: error: %s\n", message.c_str());
+  return 1;
+}
+
+// Before MPI_Init only the launcher's environment tells the ranks apart; rank 0 (or a process
+// started without mpirun) prints help and argument errors, so they appear once.
+bool firstProcess() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return std::string(v) == "0";
+  }
+  return true;
+}
+
+std::string numberText(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", x);
+  return buf;
+}
+
+// "1K", "1k", "64KiB", "4 MiB", "1048576": bytes, with a binary suffix in any case.
+StatusOr<size_t> parseSizeOption(const std::string& flag, const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  std::string suffix;
+  for (size_t i = digits; i < text.size(); ++i) {
+    if (text[i] != ' ')
+      suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  }
+  const char* canonical = suffix == ""                       ? ""
+                          : suffix == "k" || suffix == "kib" ? "K"
+                          : suffix == "m" || suffix == "mib" ? "M"
+                          : suffix == "g" || suffix == "gib" ? "G"
+                                                             : nullptr;
+  size_t bytes = 0;
+  bool tooLarge = false;
+  if (canonical == nullptr || digits == 0 ||
+      !plan::detail::parseSize(text.substr(0, digits) + canonical, &bytes, &tooLarge)) {
+    return invalidArgument(flag + " '" + text +
+                           "': expected bytes with an optional K, M or G (binary) suffix, e.g. "
+                           "64K or 16M");
+  }
+  return bytes;
+}
+
+// The sweep's sizes: min, min*factor, ... up to max, in whole float32 elements.
+StatusOr<std::vector<size_t>> sweepSizes(const Options& o) {
+  STRATA_ASSIGN_OR_RETURN(size_t lo, parseSizeOption("--min", o.min));
+  STRATA_ASSIGN_OR_RETURN(size_t hi, parseSizeOption("--max", o.max));
+  if (lo < sizeof(float)) return invalidArgument("--min " + o.min + ": at least 4 bytes");
+  if (hi > kMaxBytes) return invalidArgument("--max " + o.max + ": at most 1G");
+  if (hi < lo) return invalidArgument("--max " + o.max + " is below --min " + o.min);
+  if (!(o.factor > 1) || o.factor > 1024) {
+    return invalidArgument("--factor " + numberText(o.factor) +
+                           ": must be above 1 (and at most "
+                           "1024)");
+  }
+  std::vector<size_t> sizes;
+  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-9);
+       s *= o.factor) {
+    const size_t bytes = static_cast<size_t>(s + 0.5) / sizeof(float) * sizeof(float);
+    if (sizes.empty() || bytes > sizes.back()) sizes.push_back(bytes);
+    if (sizes.size() > kMaxSizes) {
+      return invalidArgument("--min " + o.min + " to --max " + o.max + " by --factor " +
+                             numberText(o.factor) + " makes more than " +
+                             std::to_string(kMaxSizes) + " sizes; raise --factor");
+    }
+  }
+  return sizes;
+}
+
+double secondsSince(double t0) { return MPI_Wtime() - t0; }
+
+// The tuning itself, on a communicator every rank made. Returns the exit code.
+int tune(strataComm& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
+  const bool root = c.rank == 0;
+  if (root) {
+    std::printf("strata-tune: %d ranks, hierarchy %s (%s)\n", c.size,
+                c.hierarchy.describe().c_str(), c.hierarchySource.c_str());
+    std::fflush(stdout);
+  }
+  // Step 1: the links.
+  const PingPongOptions po;
+  StatusOr<std::vector<LevelMeasurement>> m = measureLevels(c, po, [&](int l) {
+    std::fprintf(stderr, "[links] level %d %s: ping-pong of %zu B and %s\n", l,
+                 c.hierarchy.level(l).name.c_str(), po.smallBytes,
+                 humanBytes(po.largeBytes).c_str());
+  });
+  if (!m.isOk()) return root ? fail("measuring the links: " + m.status().message()) : 1;
+  const std::map<std::string, topo::LinkModel> links = measuredLinks(c.hierarchy, m.value());
+  StatusOr<topo::Hierarchy> measured = withLinks(c.hierarchy, links);
+  if (!measured.isOk()) {
+    return root ? fail("the hierarchy with measured links: " + measured.status().message()) : 1;
+  }
+  if (root) {
+    std::printf(
+        "\nmeasured links (one pair per level, median half round trip; one level at a "
+        "time):\n%s",
+        formatLinks(c.hierarchy, measured.value(), m.value(), po).c_str());
+    std::fflush(stdout);
+  }
+
+  // Step 2: the sweep.
+  SweepOptions so;
+  so.sizes = sizes;
+  so.warmup = o.warmup;
+  so.iters = o.iters;
+  so.top = o.top;
+  so.planSeconds = o.planSeconds;
+  double sizeStart = 0;
+  SweepProgress progress;
+  progress.sizeStarted = [&](size_t i, const SizeResult& r) {
+    sizeStart = MPI_Wtime();
+    std::fprintf(stderr, "[%zu/%zu] %s: timing %zu plan%s", i + 1, sizes.size(),
+                 humanBytes(r.bytes).c_str(), r.plans.size(), r.plans.size() == 1 ? "" : "s");
+  };
+  progress.sizeDone = [&](size_t, const SizeResult& r) {
+    const std::string best =
+        r.fastest < 0
+            ? "none correct"
+            : r.plans[r.fastest].plan.name + " " +
+                  std::to_string(static_cast<long long>(r.plans[r.fastest].medianUs + 0.5)) + " us";
+    std::fprintf(stderr, " ... fastest %s (%.1f s)\n", best.c_str(), secondsSince(sizeStart));
+  };
+  StatusOr<std::vector<SizeResult>> results = runSweep(c, measured.value(), so, progress);
+  if (!results.isOk()) return root ? fail("timing the plans: " + results.status().message()) : 1;
+
+  // Steps 3 and 4: rank 0 reports and writes; every rank exits with its verdict.
+  int code = 0;
+  if (root) {
+    const auto labels = planLabels(results.value());
+    int flagged = 0;
+    const std::string table = formatComparison(results.value(), labels, &flagged);
+    std::printf("\nplans timed:\n%s", formatPlanLegend(results.value(), labels).c_str());
+    std::printf(
+        "\nprediction (cost model with the measured links) vs measurement (median of "
+        "the slowest rank's time; * = fastest):\n%s",
+        table.c_str());
+    size_t timed = 0;
+    for (const SizeResult& r : results.value()) timed += r.plans.size();
+    std::printf("%d of %zu predictions are off by more than %.0f%%\n", flagged, timed,
+                (kDisagreeRatio - 1) * 100);
+    std::printf("\nthe model's pick vs the measured fastest:\n%s",
+                formatChoices(results.value(), labels).c_str());
+    StatusOr<std::vector<plan::PlanRule>> rules = winnerRules(results.value(), c.hierarchy);
+    Status written =
+        rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy, links) : rules.status();
+    if (written.isOk()) {
+      std::printf("\nmeasured winners by message size:\n%s",
+                  formatRules(rules.value(), c.hierarchy, labels).c_str());
+      char* abs = realpath(o.output.c_str(), nullptr);
+      const std::string path = abs != nullptr ? abs : o.output;
+      std::free(abs);
+      std::printf(
+          "\nwrote %s (checked: it loads against %s)\nuse it with the same layout "
+          "(%d ranks, same hosts): STRATA_PLAN_FILE=%s mpirun ... your job\n",
+          path.c_str(), c.hierarchy.describe().c_str(), c.size, path.c_str());
+    } else {
+      code = fail(written.message());
+    }
+    std::printf("done in %.1f s\n", secondsSince(t0));
+    std::fflush(stdout);
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, c.mpi);
+  return code;
+}
+
+int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  const double t0 = MPI_Wtime();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int code = 1;
+  if (size < 2) {
+    fail(
+        "needs at least 2 ranks (it times allreduces between them): run it under mpirun "
+        "with the layout of your job, e.g. mpirun -n 8 strata-tune");
+  } else {
+    // Rank 0 writes the file: find a bad --output now, not after the sweep.
+    const Status writable =
+        core::agree(MPI_COMM_WORLD, rank == 0 ? checkWritable(o.output) : Status::ok());
+    strataComm_t comm = nullptr;
+    if (!writable.isOk()) {
+      if (rank == 0) fail("--output " + writable.message());
+    } else if (strataCommInitMPI(&comm, MPI_COMM_WORLD) != strataSuccess) {
+      if (rank == 0)
+        fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
+    } else {
+      code = tune(*comm, o, sizes, t0);
+      strataCommDestroy(comm);
+    }
+  }
+  MPI_Finalize();
+  return code;
+}
+
+constexpr const char* kFooter = R"(What it does, on the ranks of the job it runs in:
+  1. links: for each level of the hierarchy (as strataCommInitMPI builds it: host names, or
+     STRATA_HOSTNAME per rank, CPU binding, or STRATA_TOPO_FILE), two ranks of one group of
+     that level ping-pong while the others wait: latency = median half round trip of 8 bytes,
+     bandwidth from the median half round trip of 4 MiB minus that latency. Levels are
+     measured one after another.
+  2. sweep: for each size from --min to --max (times --factor), float32 sum: the --top
+     candidate plans ranked by the cost model with the measured links, plus passthrough (one
+     MPI_Allreduce), each --warmup times untimed and --iters times timed. A call's time is the
+     slowest rank's, between a barrier and its end; a plan's time is the median. A plan stops
+     early (after one timed call) once it has used --time-per-plan seconds. Each plan's first
+     result is checked against the exact sum; a wrong plan is reported and never chosen.
+  3. plan file (--output): the fastest plan of each size, over size ranges split at the
+     geometric midpoints between the measured sizes, adjacent equal winners merged, plus the
+     measured links (`measured:`). It is checked to load as STRATA_PLAN_FILE before it is
+     written. Rank 0 writes it.
+  4. report (stdout, rank 0): the measured links, the plans timed, a table of predicted vs
+     measured microseconds with measured/predicted and a flag where they differ by more than
+     25%, and the model's pick against the measured fastest at each size.
+Progress goes to stderr, one line per size.
+
+Use the file in a job with the same layout (ranks, hosts, ranks per host): the hierarchy it
+names must match the job's, or strataCommInitMPI refuses it. Every rank reads it, so copy it
+to every node when they share no filesystem.
+
+The default sweep (8 sizes) takes well under a minute on a few ranks; the time per size is
+bounded by about (--top + 1) x --time-per-plan seconds (a plan's last call may overrun it).
+
+Examples:
+  mpirun -n 16 strata-tune
+      1 KiB to 16 MiB by x4; writes strata-plan.yaml
+  STRATA_PLAN_FILE=strata-plan.yaml mpirun -n 16 ./my_app
+      the job uses the measured winners
+  mpirun -n 16 strata-tune --min 64K --max 256M --factor 2 --iters 10 --output big.yaml
+      larger messages, finer steps, more iterations
+  mpirun -n 2 env STRATA_HOSTNAME=a strata-tune : -n 2 env STRATA_HOSTNAME=b strata-tune
+      four ranks as two emulated hosts of two ranks each)";
+
+}  // namespace
+}  // namespace strata::tools
+
+int main(int argc, char** argv) {
+  using strata::tools::Options;
+  Options o;
+  CLI::App app{
+      "strata-tune: measure this job's links and time strata's allreduce plans on its ranks, "
+      "then write the fastest plan per message size as a plan file (STRATA_PLAN_FILE). Run it "
+      "under mpirun with at least 2 ranks."};
+  app.footer(strata::tools::kFooter);
+  app.add_option("--min", o.min, "smallest message size (bytes; K, M, G suffixes: binary)")
+      ->type_name("SIZE")
+      ->capture_default_str();
+  app.add_option("--max", o.max, "largest message size (at most 1G)")
+      ->type_name("SIZE")
+      ->capture_default_str();
+  app.add_option("--factor", o.factor, "step between sizes (a number above 1, e.g. 2 or 4)")
+      ->type_name("X")
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup, "untimed calls per plan and size")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--iters", o.iters, "timed calls per plan and size (the median is used)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--top", o.top,
+                 "candidates to time per size, the cheapest by the cost model; passthrough is "
+                 "always timed too")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--time-per-plan", o.planSeconds,
+                 "seconds a plan may use per size before it stops early (after at least one "
+                 "timed call)")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  app.add_option("--output,-o", o.output, "plan file to write (YAML)")
+      ->type_name("FILE")
+      ->capture_default_str();
+  const bool printer = strata::tools::firstProcess();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (100 and up) would read like a crash next to MPI's; an error is 1.
+    const int code = printer ? app.exit(e) : e.get_exit_code();
+    return code == 0 ? 0 : 1;
+  }
+  strata::StatusOr<std::vector<size_t>> sizes = strata::tools::sweepSizes(o);
+  if (!sizes.isOk()) {
+    return printer ? strata::tools::fail(sizes.status().message()) : 1;
+  }
+  // Nothing may escape main: an exception becomes a message and exit code 1, and under mpirun
+  // the job is aborted, since the other ranks may be waiting in a collective.
+  try {
+    return strata::tools::run(o, sizes.value(), &argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata-tune: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "strata-tune: error: unknown exception\n");
+  }
+  int initialized = 0, finalized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Finalize();
+  }
+  return 1;
+}

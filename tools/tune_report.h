@@ -1,0 +1,66 @@
+// strata-tune, steps 3 and 4: the plan file of the measured winners, and the tables that show
+// what was measured and where the cost model disagrees with it.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "decompose/plan_file.h"
+#include "topology/hierarchy.h"
+#include "tune_measure.h"
+#include "tune_sweep.h"
+
+namespace strata::tools {
+
+// A prediction is flagged when measured / predicted is above this or below its inverse.
+constexpr double kDisagreeRatio = 1.25;
+
+// "1 KiB", "256 KiB", "16 MiB", "1000 B": sizes as the tables and progress lines show them.
+std::string humanBytes(size_t bytes);
+
+// The measured links next to the ones the hierarchy had (from detection or the topology file).
+std::string formatLinks(const topo::Hierarchy& original, const topo::Hierarchy& measured,
+                        const std::vector<LevelMeasurement>& m, const PingPongOptions& o);
+
+// Short unique labels for the plans of a sweep, by describePlan text: the plan's name, with
+// "#2", "#3" for later plans of the same name (reorders of three or more stages share one).
+std::map<std::string, std::string> planLabels(const std::vector<SizeResult>& results);
+
+// Every plan the sweep ran, with its stages, under its label.
+std::string formatPlanLegend(const std::vector<SizeResult>& results,
+                             const std::map<std::string, std::string>& labels);
+
+// One row per size and timed plan: predicted and measured microseconds, measured/predicted, a
+// flag where they disagree by more than kDisagreeRatio, and the fastest plan marked. `flagged`
+// gets the number of flagged rows.
+std::string formatComparison(const std::vector<SizeResult>& results,
+                             const std::map<std::string, std::string>& labels, int* flagged);
+
+// Per size: the plan the model would pick, the measured fastest, and what the model's pick
+// costs against it.
+std::string formatChoices(const std::vector<SizeResult>& results,
+                          const std::map<std::string, std::string>& labels);
+
+// The measured fastest plan of each size, over ranges split at the geometric midpoints between
+// the measured sizes ([0, m1), [m1, m2), ..., [m_last, inf)), adjacent ranges with the same plan
+// merged. Fails when a size has no plan that gave the exact sum.
+StatusOr<std::vector<plan::PlanRule>> winnerRules(const std::vector<SizeResult>& results,
+                                                  const topo::Hierarchy& h);
+
+std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
+                        const std::map<std::string, std::string>& labels);
+
+// Writes the plan file (formatPlanFile with the measured links) after checking that the text
+// reads back (parsePlanFile, resolvePlanFile against `h`) to the same rules and links, then
+// loads the written file again as STRATA_PLAN_FILE would.
+Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>& rules,
+                     const topo::Hierarchy& h, const std::map<std::string, topo::LinkModel>& links);
+
+// Whether `path` can be written (its directory exists and is writable, and the file, when it
+// exists, is a writable regular file), so a bad --output fails before the sweep, not after.
+Status checkWritable(const std::string& path);
+
+}  // namespace strata::tools

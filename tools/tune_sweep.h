@@ -1,0 +1,59 @@
+// strata-tune, step 2: the candidate plans timed on the job's ranks across a sweep of message
+// sizes (float32 sum allreduces through core::allReduceWithPlan).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/comm.h"
+#include "decompose/cost_model.h"
+#include "decompose/plan.h"
+#include "topology/hierarchy.h"
+
+namespace strata::tools {
+
+struct SweepOptions {
+  std::vector<size_t> sizes;  // bytes, ascending, multiples of 4 (float32 elements)
+  int warmup = 2;             // untimed calls per plan and size
+  int iters = 5;              // timed calls per plan and size
+  int top = 4;                // candidates by predicted time per size (plus passthrough)
+  double planSeconds = 2.0;   // a plan stops early (after one timed call) past this many seconds
+};
+
+struct PlanTiming {
+  plan::Plan plan;
+  std::string description;  // describePlan
+  double predictedUs = 0;   // the cost model with the measured links
+  std::vector<double> us;   // each timed call: the slowest rank's time
+  double medianUs = 0;
+  bool correct = true;    // the first call's result was the exact sum on every rank
+  bool cutShort = false;  // fewer than --iters timed calls: the time budget ran out
+};
+
+struct SizeResult {
+  size_t bytes = 0;
+  std::vector<PlanTiming> plans;  // by predicted time; plans[0] is the model's choice
+  int fastest = -1;               // index of the lowest median among the correct plans
+};
+
+// The plans to time for `bytes`: the `top` cheapest candidates by predict() on `h` (ties in
+// candidate order), then passthrough when it is not among them. Deterministic, so that every
+// rank times the same plans in the same order.
+std::vector<PlanTiming> plansToTime(const topo::Hierarchy& h, double bytes,
+                                    const plan::CostParams& params, int top);
+
+struct SweepProgress {
+  std::function<void(size_t index, const SizeResult& planned)> sizeStarted;
+  std::function<void(size_t index, const SizeResult& done)> sizeDone;
+};
+
+// Times the plans of every size of `o` on c (the predictions use `measured`, which must have
+// c.hierarchy's shape). Collective over c.mpi; every rank returns the same timings (each call's
+// time is the maximum over ranks). The progress callbacks run on rank 0 only.
+StatusOr<std::vector<SizeResult>> runSweep(strataComm& c, const topo::Hierarchy& measured,
+                                           const SweepOptions& o, const SweepProgress& progress);
+
+}  // namespace strata::tools
