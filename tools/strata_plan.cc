@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 

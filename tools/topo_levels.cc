@@ -1,5 +1,6 @@
 #include "topo_levels.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>

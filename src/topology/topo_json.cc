@@ -2,13 +2,16 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
+#include <set>
+
 namespace strata::topo {
 namespace {
 
 using nlohmann::json;
 
 json placeJson(const PciPlace& p) {
-  return json{{"pci", p.busid},       {"package", p.package},   {"numa", p.numa},
+  return json{{"pci", p.busid},       {"package", p.package},  {"numa", p.numa},
               {"bridges", p.bridges}, {"link_gen", p.linkGen}, {"link_width", p.linkWidth}};
 }
 
@@ -47,7 +50,19 @@ void emit(YAML::Emitter& out, const json& v) {
     for (const json& e : v) emit(out, e);
     out << YAML::EndSeq;
   } else if (v.is_string()) {
-    out << v.get<std::string>();
+    // Quote what a YAML 1.1 reader would take for something else: bus ids ("0000:34:00.0"
+    // reads as a base-60 number), numbers, booleans, null and empty strings.
+    const std::string str = v.get<std::string>();
+    static const std::set<std::string> kSpecial = {"true", "false", "yes", "no", "on",
+                                                   "off",  "null",  "~",   "y",  "n"};
+    std::string lower;
+    for (char ch : str) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool risky = str.empty() ||
+                       str.find_first_of(":#{}[],&*!|>'\"%@`") != std::string::npos ||
+                       std::isdigit(static_cast<unsigned char>(str[0])) || str[0] == '-' ||
+                       str[0] == '.' || str[0] == '+' || kSpecial.count(lower) > 0;
+    if (risky) out << YAML::DoubleQuoted;
+    out << str;
   } else if (v.is_boolean()) {
     out << v.get<bool>();
   } else if (v.is_number_integer()) {
@@ -95,11 +110,16 @@ json toJson(const NodeTopology& t) {
                          {"bandwidth_GBps", l.bandwidthGBps},
                          {"generation", l.generation}});
   }
-  return json{{"host", t.host},          {"source", t.source},
-              {"packages", t.packages},  {"numa_nodes", t.numaNodes},
-              {"cores", t.cores},        {"gpus", gpus},
-              {"nics", nics},            {"links", links},
-              {"nvswitches", t.nvswitches}, {"inter_socket", toJson(t.interSocket)}};
+  return json{{"host", t.host},
+              {"source", t.source},
+              {"packages", t.packages},
+              {"numa_nodes", t.numaNodes},
+              {"cores", t.cores},
+              {"gpus", gpus},
+              {"nics", nics},
+              {"links", links},
+              {"nvswitches", t.nvswitches},
+              {"inter_socket", toJson(t.interSocket)}};
 }
 
 json levelsToJson(const Hierarchy& h) {
