@@ -9,16 +9,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <utility>
 
 #include "common/log.h"
+#include "common/yaml_util.h"
 
 namespace strata::topo {
 namespace {
@@ -33,102 +30,17 @@ constexpr const char* kDefaultFabric = "mpi";
 const std::vector<std::string> kLevelKeys = {"name",           "size",       "fabric",      "link",
                                              "bandwidth_GBps", "latency_us", "link_sharing"};
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out.empty() ? "(none)" : out;
-}
+using yaml::entriesOf;
+using yaml::Entry;
+using yaml::Errors;
+using yaml::find;
+using yaml::isPlainScalar;
+using yaml::joined;
+using yaml::kindOf;
+using yaml::parseInteger;
 
-std::string kindOf(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    case YAML::NodeType::Sequence:
-      return "a sequence";
-    case YAML::NodeType::Map:
-      return "a map";
-    default:
-      return "nothing";
-  }
-}
-
-// Builds the errors of one file: "topology file <source>:<line>: <problem>".
-class Errors {
- public:
-  explicit Errors(std::string source) : source_(std::move(source)) {}
-
-  Status at(const YAML::Mark& mark, const std::string& problem) const {
-    // yaml-cpp marks are 0-based; a mark of -1 (a node that is not in the text) has no line.
-    std::string line = mark.line >= 0 ? ":" + std::to_string(mark.line + 1) : "";
-    return invalidArgument("topology file " + source_ + line + ": " + problem);
-  }
-  // A node's own line, except for nulls: yaml-cpp marks an empty value at the next token,
-  // which may be lines further down, so a wrong line is worse than none.
-  Status atNode(const YAML::Node& node, const std::string& problem) const {
-    return at(node.IsNull() ? YAML::Mark::null_mark() : node.Mark(), problem);
-  }
-  Status whole(const std::string& problem) const { return at(YAML::Mark::null_mark(), problem); }
-
- private:
-  std::string source_;
-};
-
-struct Entry {
-  std::string key;
-  YAML::Node keyNode, value;
-};
-
-// The entries of a map in file order. Keys must be strings, appear once and be in `allowed`.
-// `what` names the map in messages ("level 2", "the top level").
-StatusOr<std::vector<Entry>> entriesOf(const YAML::Node& map,
-                                       const std::vector<std::string>& allowed,
-                                       const std::string& what, const Errors& errors) {
-  std::vector<Entry> entries;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->first.IsScalar()) {
-      return errors.atNode(
-          it->first, what + " has a key that is " + kindOf(it->first) + "; keys must be names");
-    }
-    const std::string& key = it->first.Scalar();
-    for (const Entry& seen : entries) {
-      if (seen.key == key) {
-        return errors.at(it->first.Mark(), what + " has key '" + key + "' twice");
-      }
-    }
-    bool known = false;
-    for (const std::string& name : allowed) known = known || name == key;
-    if (!known) {
-      return errors.at(it->first.Mark(),
-                       what + " has unknown key '" + key + "'; known keys: " + joined(allowed));
-    }
-    entries.push_back({key, it->first, it->second});
-  }
-  return entries;
-}
-
-const Entry* find(const std::vector<Entry>& entries, const std::string& key) {
-  for (const Entry& entry : entries) {
-    if (entry.key == key) return &entry;
-  }
-  return nullptr;
-}
-
-// A quoted scalar ("2") is a string to YAML; numbers must be written plain.
-bool isPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
-
-// Decimal only: 0x10 or 1e3 for a group size is more likely a mistake than an intent.
-// Returns false if the text is not an integer; magnitudes beyond int64 saturate.
-bool parseInteger(const std::string& text, int64_t* out) {
-  size_t i = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
-  if (i == text.size()) return false;
-  int64_t value = 0;
-  for (; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-    value = value > INT64_MAX / 10 - 9 ? INT64_MAX : value * 10 + (text[i] - '0');
-  }
-  *out = text[0] == '-' ? -value : value;
-  return true;
-}
+// Errors read "topology file <source>:<line>: <problem>".
+Errors topoErrors(const std::string& source) { return Errors("topology file", source); }
 
 // Names show up in describe() ("socket(2) x node(2)") and in plan files; a small alphabet keeps
 // those unambiguous to read back.
@@ -163,7 +75,7 @@ Status checkName(const Entry* entry, const YAML::Node& level, const std::string&
 StatusOr<int> sizeOf(const Entry* entry, const YAML::Node& level, const std::string& what,
                      const Errors& errors) {
   if (entry == nullptr) return errors.atNode(level, what + " has no size");
-  const YAML::Mark& mark = entry->keyNode.Mark();
+  const YAML::Mark mark = entry->keyNode.Mark();
   int64_t size = 0;
   if (!isPlainScalar(entry->value) || !parseInteger(entry->value.Scalar(), &size)) {
     std::string found =
@@ -210,27 +122,26 @@ Status parseLink(const std::vector<Entry>& entries, const std::string& what, con
   for (const Entry& entry : entries) {
     if (entry.key == "link") {
       if (!entry.value.IsScalar() || !parseLinkKind(entry.value.Scalar(), &level->link.kind)) {
-        const std::string found = entry.value.IsScalar() ? "'" + entry.value.Scalar() + "'"
-                                                         : kindOf(entry.value);
+        const std::string found =
+            entry.value.IsScalar() ? "'" + entry.value.Scalar() + "'" : kindOf(entry.value);
         return errors.at(entry.keyNode.Mark(),
-                         what + " link must be a link kind (nvlink, nvswitch, pcie, smp, "
-                                "shm, infiniband, roce, ethernet, efa), found " + found);
+                         what +
+                             " link must be a link kind (nvlink, nvswitch, pcie, smp, "
+                             "shm, infiniband, roce, ethernet, efa), found " +
+                             found);
       }
       level->link.source = "file";
     } else if (entry.key == "bandwidth_GBps" || entry.key == "latency_us" ||
                entry.key == "link_sharing") {
-      const std::string text = entry.value.IsScalar() ? entry.value.Scalar() : "";
-      char* end = nullptr;
-      double value =
-          isPlainScalar(entry.value) && !text.empty() ? std::strtod(text.c_str(), &end) : 0.0;
-      const bool integral = entry.key != "link_sharing" || value == std::floor(value);
-      if (end == nullptr || *end != '\0' || !std::isfinite(value) || value <= 0 || !integral ||
-          value > 1e9) {
-        std::string found = entry.value.IsScalar() ? "'" + text + "'" : kindOf(entry.value);
+      double value = 0;
+      const bool positive = yaml::parsePositiveNumber(entry.value, 1e9, &value);
+      if (!positive || (entry.key == "link_sharing" && value != std::floor(value))) {
+        std::string found =
+            entry.value.IsScalar() ? "'" + entry.value.Scalar() + "'" : kindOf(entry.value);
         return errors.at(entry.keyNode.Mark(),
                          what + " " + entry.key + " must be a positive " +
-                             (entry.key == "link_sharing" ? "integer" : "number") +
-                             ", found " + found);
+                             (entry.key == "link_sharing" ? "integer" : "number") + ", found " +
+                             found);
       }
       if (entry.key == "bandwidth_GBps") level->link.bandwidthGBps = value;
       if (entry.key == "latency_us") level->link.latencyUs = value;
@@ -299,23 +210,12 @@ StatusOr<TopoFile> parseDocument(const YAML::Node& root,
 
 StatusOr<TopoFile> parseTopoFile(const std::string& text, const std::string& source,
                                  const std::vector<std::string>& knownFabrics) {
-  Errors errors(source);
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::ParserException& e) {
-    return errors.at(e.mark, "yaml syntax error: " + e.msg);
-  } catch (const YAML::Exception& e) {
-    return errors.at(e.mark, "yaml error: " + e.msg);
-  }
-  if (documents.empty()) return errors.whole("file is empty; expected a map with a 'levels' list");
-  if (documents.size() > 1) {
-    return errors.atNode(documents[1], "holds " + std::to_string(documents.size()) +
-                                           " yaml documents; expected one");
-  }
+  const Errors errors = topoErrors(source);
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root,
+                          yaml::loadDocument(text, "a map with a 'levels' list", errors));
   // Node accessors throw on misuse; nothing below should misuse them, but nothing may escape.
   try {
-    return parseDocument(documents[0], knownFabrics, errors);
+    return parseDocument(root, knownFabrics, errors);
   } catch (const YAML::Exception& e) {
     return internalError("topology file " + source + ": unexpected yaml error: " + e.msg);
   }
@@ -323,29 +223,10 @@ StatusOr<TopoFile> parseTopoFile(const std::string& text, const std::string& sou
 
 StatusOr<TopoFile> loadTopoFile(const std::string& path,
                                 const std::vector<std::string>& knownFabrics) {
-  Errors errors(path);
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    Status status = errors.whole(std::string("cannot open: ") + std::strerror(errno));
-    STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-    return status;
-  }
-  std::string text;
-  char buffer[4096];
-  size_t n = 0;
-  while (text.size() <= kMaxFileBytes && (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) {
-    text.append(buffer, n);
-  }
-  // A directory opens fine on Linux and fails here, with EISDIR.
-  int readErrno = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  Status status;
-  if (readErrno != 0) {
-    status = errors.whole(std::string("cannot read: ") + std::strerror(readErrno));
-  } else if (text.size() > kMaxFileBytes) {
-    status = errors.whole("file is larger than " + std::to_string(kMaxFileBytes) + " bytes");
-  } else {
-    StatusOr<TopoFile> file = parseTopoFile(text, path, knownFabrics);
+  StatusOr<std::string> text = yaml::readTextFile(path, kMaxFileBytes, topoErrors(path));
+  Status status = text.status();
+  if (text.isOk()) {
+    StatusOr<TopoFile> file = parseTopoFile(text.value(), path, knownFabrics);
     if (file.isOk()) return file;
     status = file.status();
   }
@@ -355,7 +236,7 @@ StatusOr<TopoFile> loadTopoFile(const std::string& path,
 
 StatusOr<Hierarchy> hierarchyFromTopoFile(const TopoFile& file, const std::string& source,
                                           int nranks) {
-  Errors errors(source);
+  const Errors errors = topoErrors(source);
   Status status;
   // A TopoFile may be built by hand, so its shape is not taken on trust.
   if (file.levels.empty() || file.levels.size() != file.sizes.size()) {

@@ -12,70 +12,25 @@
 //       [--message-names bad.yaml]
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/watchdog.h"
 #include "strata/strata_mpi.h"
 
 namespace {
 
-// Ends the process if the test outlives its deadline, naming the step in progress, so a hang
-// fails the ctest entry. _exit, not MPI_Abort, which is unsafe from a second thread.
-class Watchdog {
- public:
-  Watchdog(int rank, double seconds)
-      : rank_(rank),
-        deadline_(std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(seconds))),
-        thread_([this] { run(); }) {}
-
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  void setStep(std::string what) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    step_ = std::move(what);
-  }
-
- private:
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (cv_.wait_until(lock, deadline_, [this] { return done_; })) return;
-    std::fprintf(stderr, "TIMEOUT: rank %d stuck in %s\n", rank_, step_.c_str());
-    std::fflush(stderr);
-    _exit(124);
-  }
-
-  const int rank_;
-  const std::chrono::steady_clock::time_point deadline_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string step_ = "startup";
-  std::thread thread_;  // last: it starts running in the constructor
-};
+using strata::test::Watchdog;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -475,7 +430,8 @@ int main(int argc, char** argv) {
     return rc;
   }
 
-  Watchdog watchdog(rank, timeout);
+  Watchdog watchdog;
+  watchdog.start(timeout, "rank " + std::to_string(rank) + " stuck in ", "startup");
   Checker ck(rank, watchdog);
   if (expectInitFailure) {
     checkInitFailure(ck, mustName, rank == 0);

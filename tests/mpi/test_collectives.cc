@@ -17,74 +17,25 @@
 //   mpiexec -n 8 strata_mpi_collectives [--quick] [--max-count N] [--timeout S] [--two-comms]
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "common/watchdog.h"
 #include "strata/strata_mpi.h"
 
 namespace {
 
-// ----- Watchdog -------------------------------------------------------------------------------
-
-// Ends the process if the test outlives its deadline, naming the case in progress, so that a
-// deadlock fails the ctest entry instead of hanging it. It uses _exit rather than MPI_Abort,
-// which is not safe from a second thread at MPI_THREAD_SINGLE; mpiexec sees a rank exit without
-// MPI_Finalize and kills the others.
-class Watchdog {
- public:
-  Watchdog(int rank, double seconds)
-      : rank_(rank),
-        deadline_(std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(seconds))),
-        thread_([this] { run(); }) {}
-
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  void setCase(std::string what) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    case_ = std::move(what);
-  }
-
- private:
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (cv_.wait_until(lock, deadline_, [this] { return done_; })) return;
-    std::fprintf(stderr, "TIMEOUT: rank %d stuck in %s\n", rank_, case_.c_str());
-    std::fflush(stderr);
-    _exit(124);
-  }
-
-  const int rank_;
-  const std::chrono::steady_clock::time_point deadline_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string case_ = "startup";
-  std::thread thread_;  // last: it starts running in the constructor
-};
+using strata::test::Watchdog;
 
 // ----- fp16 and bf16 --------------------------------------------------------------------------
 
@@ -763,7 +714,7 @@ class Runner {
     if (!wanted(c)) return;
     const std::string what =
         describe(c) + " on " + cm.name + (ref == Reference::kMpi ? " vs MPI" : "");
-    watchdog_.setCase(what);
+    watchdog_.setStep(what);
     if (opt_.verbose && worldRank_ == 0) std::printf("%s\n", what.c_str());
     Verdict v(worldRank_, what);
     const uint64_t seed = hashString(what) ^ mix(opt_.seed);
@@ -893,7 +844,7 @@ void runTwoComms(Runner& runner, const Comm& world, Watchdog& watchdog) {
   const int rank = world.rank, size = world.size;
   const int halfColor = rank < (size + 1) / 2 ? 0 : 1, parityColor = rank % 2;
   MPI_Comm halfMpi, parityMpi;
-  watchdog.setCase("two comms: creating the communicators");
+  watchdog.setStep("two comms: creating the communicators");
   MPI_Comm_split(MPI_COMM_WORLD, halfColor, rank, &halfMpi);
   MPI_Comm_split(MPI_COMM_WORLD, parityColor, rank, &parityMpi);
   Comm half, parity, world2;
@@ -935,7 +886,7 @@ void runTwoComms(Runner& runner, const Comm& world, Watchdog& watchdog) {
 
   // Destroyed in another order than created; `world` must not notice.
   for (Comm* cm : {&parity, &world2, &half}) {
-    watchdog.setCase("strataCommDestroy(" + cm->name + ")");
+    watchdog.setStep("strataCommDestroy(" + cm->name + ")");
     const strataResult_t rc = strataCommDestroy(cm->comm);
     runner.check(rc == strataSuccess, "strataCommDestroy(" + cm->name + ") returned " +
                                           std::to_string(rc) + ": " + strataGetLastError(nullptr));
@@ -981,7 +932,8 @@ int main(int argc, char** argv) {
   }
 
   const double start = MPI_Wtime();
-  Watchdog watchdog(rank, opt.timeout);
+  Watchdog watchdog;
+  watchdog.start(opt.timeout, "rank " + std::to_string(rank) + " stuck in ", "startup");
   Runner runner(opt, watchdog, rank);
   if (rank == 0) {
     int version = 0;
@@ -993,7 +945,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  watchdog.setCase("strataCommInitMPI(MPI_COMM_WORLD)");
+  watchdog.setStep("strataCommInitMPI(MPI_COMM_WORLD)");
   Comm world;
   if (!makeComm(runner, MPI_COMM_WORLD, "world", &world)) {
     // Every rank gets the same result from a failed init, so all of them end here.
@@ -1006,12 +958,12 @@ int main(int argc, char** argv) {
   runMpiCrossCheck(runner, world);
   if (opt.twoComms) runTwoComms(runner, world, watchdog);
 
-  watchdog.setCase("strataCommDestroy(world)");
+  watchdog.setStep("strataCommDestroy(world)");
   const strataResult_t rc = strataCommDestroy(world.comm);
   runner.check(rc == strataSuccess, "strataCommDestroy(world) returned " + std::to_string(rc));
 
   // A case passes when it passed on every rank. Every rank ran the same cases in the same order.
-  watchdog.setCase("collecting the results");
+  watchdog.setStep("collecting the results");
   std::vector<unsigned char> results = runner.results();
   int n = static_cast<int>(results.size()), minN = 0, maxN = 0;
   MPI_Allreduce(&n, &minN, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -1029,7 +981,7 @@ int main(int argc, char** argv) {
                 MPI_Wtime() - start);
     std::fflush(stdout);
   }
-  watchdog.setCase("MPI_Finalize");
+  watchdog.setStep("MPI_Finalize");
   MPI_Finalize();
   return failed == 0 ? 0 : 1;
 }

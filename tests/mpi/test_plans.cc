@@ -7,20 +7,17 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
+#include <string>
 #include <vector>
 
+#include "common/watchdog.h"
 #include "core/comm.h"
 #include "core/dispatch.h"
 #include "decompose/planner.h"
 #include "strata/strata_mpi.h"
-
-using namespace std::chrono_literals;
 
 namespace {
 
@@ -52,8 +49,8 @@ int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t
                    "expected %lld\n",
                    rank, plan.name.c_str(),
                    strata::plan::describePlan(comm->hierarchy, plan).c_str(), type, op, count,
-                   inPlace ? "in-place" : "out-of-place", i,
-                   static_cast<long long>(recv[i]), static_cast<long long>(expect));
+                   inPlace ? "in-place" : "out-of-place", i, static_cast<long long>(recv[i]),
+                   static_cast<long long>(expect));
       return 1;
     }
   }
@@ -80,14 +77,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return rc;
   }
-  std::atomic<bool> done{false};
-  std::thread watchdog([&] {
-    for (int i = 0; i < timeout * 10 && !done; ++i) std::this_thread::sleep_for(100ms);
-    if (!done) {
-      std::fprintf(stderr, "TIMEOUT: strata_mpi_plans stuck after %d s\n", timeout);
-      std::_Exit(124);
-    }
-  });
+  strata::test::Watchdog watchdog;
+  watchdog.start(timeout, "strata_mpi_plans stuck after " + std::to_string(timeout) + " s");
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -102,9 +93,12 @@ int main(int argc, char** argv) {
   for (const auto& plan : plans) {
     for (size_t count : counts) {
       for (bool inPlace : {false, true}) {
-        failures += checkPlan<float>(comm, plan, strataFloat32, strataSum, count, inPlace, rank, size);
-        failures += checkPlan<int32_t>(comm, plan, strataInt32, strataAvg, count, inPlace, rank, size);
-        failures += checkPlan<int64_t>(comm, plan, strataInt64, strataMax, count, inPlace, rank, size);
+        failures +=
+            checkPlan<float>(comm, plan, strataFloat32, strataSum, count, inPlace, rank, size);
+        failures +=
+            checkPlan<int32_t>(comm, plan, strataInt32, strataAvg, count, inPlace, rank, size);
+        failures +=
+            checkPlan<int64_t>(comm, plan, strataInt64, strataMax, count, inPlace, rank, size);
         cases += 3;
       }
     }
@@ -116,8 +110,7 @@ int main(int argc, char** argv) {
     std::printf("%d passed, %d failed\n", std::max(0, cases - total), total);
   }
   strataCommDestroy(comm);
-  done = true;
-  watchdog.join();
+  watchdog.stop();
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

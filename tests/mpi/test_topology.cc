@@ -5,17 +5,12 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <chrono>
-#include <cstdlib>
-#include <thread>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "common/watchdog.h"
 #include "strata/strata_mpi.h"
-
-using namespace std::chrono_literals;
 
 namespace {
 
@@ -47,14 +42,8 @@ int main(int argc, char** argv) {
     return rc;
   }
   // Watchdog: a hang in init becomes a failure with a message, not a stuck CI job.
-  std::atomic<bool> done{false};
-  std::thread watchdog([&] {
-    for (int i = 0; i < timeout * 10 && !done; ++i) std::this_thread::sleep_for(100ms);
-    if (!done) {
-      std::fprintf(stderr, "TIMEOUT: strata_mpi_topology stuck after %d s\n", timeout);
-      std::_Exit(124);
-    }
-  });
+  strata::test::Watchdog watchdog;
+  watchdog.start(timeout, "strata_mpi_topology stuck after " + std::to_string(timeout) + " s");
   int rank = 0, failures = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   strataComm_t comm = nullptr;
@@ -106,8 +95,7 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) std::printf("%d passed, %d failed\n", total == 0 ? 1 : 0, total == 0 ? 0 : 1);
   strataCommDestroy(comm);
-  done = true;
-  watchdog.join();
+  watchdog.stop();
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

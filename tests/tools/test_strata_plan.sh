@@ -17,51 +17,15 @@ src=${STRATA_SOURCE_DIR:?}
 python=${PYTHON:-python3}
 topos=$src/configs/topologies
 plans=$src/configs/plans
-work=$(mktemp -d "${TMPDIR:-/tmp}/strata_plan_test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-out=$work/out
-err=$work/err
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+make_work strata_plan_test
 
-fail() {
-  echo "FAIL ($case_name): $*" >&2
-  echo "--- stdout:" >&2
-  head -c 20000 "$out" >&2 2>/dev/null
-  echo "--- stderr:" >&2
-  head -c 20000 "$err" >&2 2>/dev/null
-  exit 1
-}
-
-# run ARGS...: the tool's stdout in $out, stderr in $err, exit code in $rc.
-run() {
-  "$tool" "$@" >"$out" 2>"$err"
-  rc=$?
-}
-
-# mpirun ARGS...: mpiexec with ARGS (which name the program), same outputs as run.
-mpirun() {
-  "${MPIEXEC:?}" --oversubscribe "$@" >"$out" 2>"$err"
-  rc=$?
-}
-
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
 # A clean failure: exit code 1, a message, no uncaught exception, signal or abort.
 expect_failure() {
   [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1"
   [ -s "$err" ] || fail "failed without a message"
   ! grep -qE 'terminate called|Aborted|core dumped|Segmentation' "$err" ||
     fail "crashed instead of failing cleanly"
-}
-has() { grep -qF -- "$1" "${2:-$out}" || fail "'$1' not in ${3:-stdout}"; }
-has_err() { has "$1" "$err" stderr; }
-
-# check_json PYTHON-CODE: runs the code with d = the JSON on stdout.
-check_json() {
-  "$python" - "$out" "$1" <<'EOF' || fail "json check failed"
-import json, sys
-with open(sys.argv[1]) as f:
-    d = json.load(f)
-exec(sys.argv[2])
-EOF
 }
 
 # in_range VALUE LO HI: whether LO <= VALUE <= HI (decimals allowed).

@@ -20,33 +20,9 @@ tool=${STRATA_TOPO_BIN:?}
 data=${STRATA_TEST_DATA:?}
 python=${PYTHON:-python3}
 dgx2=$data/topologies/hwloc/nvidiaDGX2.xml
-work=$(mktemp -d "${TMPDIR:-/tmp}/strata_topo_test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-out=$work/out
-err=$work/err
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+make_work strata_topo_test
 
-fail() {
-  echo "FAIL ($case_name): $*" >&2
-  echo "--- stdout:" >&2
-  head -c 20000 "$out" >&2 2>/dev/null
-  echo "--- stderr:" >&2
-  head -c 20000 "$err" >&2 2>/dev/null
-  exit 1
-}
-
-# run ARGS...: the tool's stdout in $out, stderr in $err, exit code in $rc.
-run() {
-  "$tool" "$@" >"$out" 2>"$err"
-  rc=$?
-}
-
-# mpirun ARGS...: mpiexec with ARGS (which name the program), same outputs as run.
-mpirun() {
-  "${MPIEXEC:?}" --oversubscribe "$@" >"$out" 2>"$err"
-  rc=$?
-}
-
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
 expect_failure() {
   [ "$rc" -ne 0 ] || fail "exit code 0, expected a failure"
   # A clean failure: no uncaught exception, no signal, no abort.
@@ -54,21 +30,8 @@ expect_failure() {
   ! grep -qE 'terminate called|Aborted|core dumped|Segmentation' "$err" ||
     fail "crashed instead of failing cleanly"
 }
-has() { grep -qF -- "$1" "${2:-$out}" || fail "'$1' not in ${3:-stdout}"; }
-has_err() { has "$1" "$err" stderr; }
-lacks() { ! grep -qF -- "$1" "${2:-$out}" || fail "'$1' unexpectedly in output"; }
 # The text between "=== TITLE" and the next section.
 section() { awk -v t="=== $1" 'index($0, t) == 1 {on = 1; next} /^=== / {on = 0} on' "$out"; }
-
-# check_json PYTHON-CODE: runs the code with d = the JSON on stdout.
-check_json() {
-  "$python" - "$out" "$1" <<'EOF' || fail "json check failed"
-import json, sys
-with open(sys.argv[1]) as f:
-    d = json.load(f)
-exec(sys.argv[2])
-EOF
-}
 
 case "$case_name" in
   help)

@@ -12,47 +12,20 @@ set -u
 
 case_name=${1:?usage: $0 CASE}
 tool=${STRATA_TUNE_BIN:?}
-work=$(mktemp -d "${TMPDIR:-/tmp}/strata_tune_test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-out=$work/out
-err=$work/err
-
-fail() {
-  echo "FAIL ($case_name): $*" >&2
-  echo "--- stdout:" >&2
-  head -c 20000 "$out" >&2 2>/dev/null
-  echo "--- stderr:" >&2
-  head -c 20000 "$err" >&2 2>/dev/null
-  exit 1
-}
-
-# run ARGS...: the tool's stdout in $out, stderr in $err, exit code in $rc.
-run() {
-  "$tool" "$@" >"$out" 2>"$err"
-  rc=$?
-}
-
-# mpirun ARGS...: mpiexec with ARGS (which name the program), same outputs as run.
-mpirun() {
-  "${MPIEXEC:?}" --oversubscribe "$@" >"$out" 2>"$err"
-  rc=$?
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+make_work strata_tune_test
 
 # on_two_hosts PROGRAM ARGS...: 4 ranks, ranks 0-1 on emulated host a and 2-3 on host b.
 on_two_hosts() {
   mpirun -n 2 env STRATA_HOSTNAME=a "$@" : -n 2 env STRATA_HOSTNAME=b "$@"
 }
 
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
 # A clean failure: exit code 1, no uncaught exception, no signal, no abort.
 expect_error() {
   expect_rc 1
   ! grep -qE 'terminate called|Aborted|core dumped|Segmentation' "$err" ||
     fail "crashed instead of failing cleanly"
 }
-has() { grep -qF -- "$1" "${2:-$out}" || fail "'$1' not in ${3:-stdout}"; }
-has_err() { has "$1" "$err" stderr; }
-lacks() { ! grep -qF -- "$1" "${2:-$out}" || fail "'$1' unexpectedly in ${3:-stdout}"; }
 
 case "$case_name" in
   help)
