@@ -1,5 +1,7 @@
 #include "core/groups.h"
 
+#include <algorithm>
+
 #include "common/log.h"
 #include "common/mpi_check.h"
 #include "core/init.h"
@@ -27,16 +29,6 @@ uint64_t signature(const topo::Hierarchy& h, int level) {
   }
   for (char ch : h.level(level).fabric) mix(static_cast<unsigned char>(ch));
   return x;
-}
-
-// Size buckets: powers of two, so a training loop's few sizes map to a few decisions.
-int bucketOf(size_t bytes) {
-  int b = 0;
-  while (bytes > 1) {
-    bytes >>= 1;
-    ++b;
-  }
-  return b;
 }
 
 }  // namespace
@@ -97,20 +89,15 @@ StatusOr<PlanExec*> planForBytes(strataComm& c, size_t bytes) {
   int slot = 0;
   plan::Plan chosen;
   if (!c.planRules.empty()) {
-    for (size_t i = 0; i < c.planRules.size(); ++i) {
-      const plan::PlanRule& r = c.planRules[i];
-      if (bytes >= r.minBytes && bytes < r.maxBytes) slot = static_cast<int>(i);
-    }
+    slot = std::max(0, plan::ruleIndexFor(c.planRules, bytes));  // resolved rules cover all sizes
     auto it = c.plans.find(slot);
     if (it != c.plans.end()) return it->second.get();
     chosen = c.planRules[slot].plan;
   } else {
-    slot = bucketOf(bytes);
+    slot = plan::sizeBucket(bytes);
     auto it = c.plans.find(slot);
     if (it != c.plans.end()) return it->second.get();
-    // The bucket's geometric middle stands for all its sizes.
-    const double mid = bytes <= 1 ? 1.0 : static_cast<double>(size_t{1} << slot) * 1.41421356;
-    chosen = plan::choosePlan(c.hierarchy, mid, c.costParams).plan;
+    chosen = plan::choosePlan(c.hierarchy, plan::bucketBytes(slot), c.costParams).plan;
   }
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(c, chosen));
   STRATA_INFO(kSubsysPlan, "allreduce of %zu bytes (%s %d): plan %s: %s%s%s", bytes,

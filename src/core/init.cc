@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -11,8 +11,8 @@
 #include "common/log.h"
 #include "common/mpi_check.h"
 #include "core/groups.h"
-#include "decompose/planner.h"
 #include "core/topo_exchange.h"
+#include "decompose/planner.h"
 #include "topology/topo_file.h"
 
 namespace strata::core {
@@ -26,8 +26,7 @@ constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // keeps every MPI count bel
 Status checkSameSetting(strataComm& c, const char* name, const std::string& value) {
   const uint64_t mine = std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
   std::vector<uint64_t> all(c.size);
-  STRATA_MPI_CHECK(
-      MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, c.mpi));
+  STRATA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, c.mpi));
   for (int r = 1; r < c.size; ++r) {
     if (all[r] == all[0]) continue;
     // Show both values: rank 0's and the first rank that differs from it.
@@ -85,8 +84,8 @@ Status buildLevels(strataComm& c) {
 Status loadPlans(strataComm& c) {
   const std::string file = env::getString("STRATA_PLAN_FILE");
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
-  STRATA_RETURN_IF_ERROR(checkSameSetting(c, "STRATA_PLAN_FILE (set or not)",
-                                          file.empty() ? "" : "set"));
+  STRATA_RETURN_IF_ERROR(
+      checkSameSetting(c, "STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
   if (file.empty()) {
     c.planSource = "planner (cost model)";
     return Status::ok();
@@ -119,11 +118,11 @@ void dumpPlans(const strataComm& c) {
   for (int b = 0; b < 63; ++b) {
     const size_t lo = b == 0 ? 0 : size_t{1} << b;
     const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
-    const double mid = b == 0 ? 1.0 : static_cast<double>(size_t{1} << b) * 1.41421356;
-    plan::Plan p = c.planRules.empty() ? plan::choosePlan(c.hierarchy, mid, c.costParams).plan
-                                       : *plan::planFor(c.planRules, lo);
-    if (!rules.empty() && plan::describePlan(c.hierarchy, rules.back().plan) ==
-                              plan::describePlan(c.hierarchy, p)) {
+    plan::Plan p = c.planRules.empty()
+                       ? plan::choosePlan(c.hierarchy, plan::bucketBytes(b), c.costParams).plan
+                       : *plan::planFor(c.planRules, lo);
+    if (!rules.empty() &&
+        plan::describePlan(c.hierarchy, rules.back().plan) == plan::describePlan(c.hierarchy, p)) {
       rules.back().maxBytes = hi;
     } else {
       plan::PlanRule rule;

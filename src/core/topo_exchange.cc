@@ -22,8 +22,8 @@ constexpr int kMaxBusid = 32;
 
 // This rank's node as detection sees it. Failures degrade to what is known (the host name):
 // a machine hwloc cannot read still gets a correct, if coarser, hierarchy.
-topo::NodeTopology describeNode(const std::string& host) {
-  StatusOr<topo::NodeTopology> live = topo::readLiveHwloc();
+topo::NodeTopology describeNode(const std::string& host, int* boundPackage) {
+  StatusOr<topo::NodeTopology> live = topo::readLiveHwloc(boundPackage);
   topo::NodeTopology t;
   if (live.isOk()) {
     t = live.take();
@@ -62,8 +62,9 @@ StatusOr<std::vector<std::string>> allgatherStrings(MPI_Comm comm, int size,
 }  // namespace
 
 Status detectHierarchy(strataComm& c) {
-  const topo::LocalInfo local = topo::detectLocal(env::getString("STRATA_HOSTNAME"));
-  const topo::NodeTopology node = describeNode(local.host);
+  topo::LocalInfo local;
+  local.host = topo::localHostName(env::getString("STRATA_HOSTNAME"));
+  const topo::NodeTopology node = describeNode(local.host, &local.package);
   const int gpu = topo::currentGpu(node);
 
   struct Record {
@@ -76,8 +77,8 @@ Status detectHierarchy(strataComm& c) {
   if (gpu >= 0) std::strncpy(rec.busid, node.gpus[gpu].pci.busid.c_str(), kMaxBusid - 1);
   rec.package = local.package;
   std::vector<Record> all(c.size);
-  STRATA_MPI_CHECK(MPI_Allgather(&rec, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record),
-                                 MPI_BYTE, c.mpi));
+  STRATA_MPI_CHECK(
+      MPI_Allgather(&rec, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE, c.mpi));
 
   topo::Cluster cluster;
   std::map<std::string, int> leader;  // host -> its lowest rank, which describes the host
@@ -104,8 +105,10 @@ Status detectHierarchy(strataComm& c) {
   STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "mpi"));
   if (c.rank == 0) {
     for (const std::string& d : ch.differences) {
-      STRATA_WARN(kSubsysTopo, "heterogeneous cluster: %s (results stay correct; the plan is "
-                               "sized for the slowest host)", d.c_str());
+      STRATA_WARN(kSubsysTopo,
+                  "heterogeneous cluster: %s (results stay correct; the plan is "
+                  "sized for the slowest host)",
+                  d.c_str());
     }
   }
   c.hierarchy = std::move(ch.hierarchy);

@@ -108,6 +108,8 @@ std::string formatPlanFile(const std::vector<PlanRule>& rules, const topo::Hiera
 // init.
 uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h);
 
+// The index of the rule covering `bytes`, or -1.
+int ruleIndexFor(const std::vector<PlanRule>& rules, size_t bytes);
 // The plan of the rule that covers `bytes` (a rule with maxBytes SIZE_MAX covers SIZE_MAX too),
 // or nullptr when none does. The pointer lives as long as `rules`.
 const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes);

@@ -250,13 +250,19 @@ uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h) 
   return hash;
 }
 
-const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes) {
-  for (const PlanRule& rule : rules) {
+int ruleIndexFor(const std::vector<PlanRule>& rules, size_t bytes) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const PlanRule& rule = rules[i];
     if (bytes >= rule.minBytes && (bytes < rule.maxBytes || rule.maxBytes == SIZE_MAX)) {
-      return &rule.plan;
+      return static_cast<int>(i);
     }
   }
-  return nullptr;
+  return -1;
+}
+
+const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes) {
+  const int i = ruleIndexFor(rules, bytes);
+  return i < 0 ? nullptr : &rules[i].plan;
 }
 
 }  // namespace strata::plan

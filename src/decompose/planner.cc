@@ -1,6 +1,7 @@
 #include "decompose/planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace strata::plan {
@@ -63,6 +64,17 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h) {
   }
   return out;
 }
+
+int sizeBucket(size_t bytes) {
+  int b = 0;
+  while (bytes > 1) {
+    bytes >>= 1;
+    ++b;
+  }
+  return b;
+}
+
+double bucketBytes(int bucket) { return bucket == 0 ? 1.0 : std::ldexp(1.41421356, bucket); }
 
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params) {
   Choice best;

@@ -24,6 +24,12 @@ struct Choice {
   Prediction prediction;
 };
 
+// Size buckets: powers of two, so a training loop's few sizes map to a few decisions. Bucket b
+// holds [2^b, 2^(b+1)) bytes (bucket 0 also holds 0 and 1); bucketBytes(b) is the size that
+// stands for all of them (the geometric middle).
+int sizeBucket(size_t bytes);
+double bucketBytes(int bucket);
+
 // The cheapest candidate for an allreduce of `bytes`, ties going to the earlier candidate.
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params);
 

@@ -192,9 +192,8 @@ StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& c, const std::st
   for (int r = 0; r < p; ++r) {
     const RankPlace& place = c.ranks[r];
     if (nvlinkLevel) {
-      keys[r].push_back(component[r] >= 0
-                            ? place.host + "#nvlink" + std::to_string(component[r])
-                            : place.host + "#rank" + std::to_string(r));
+      keys[r].push_back(component[r] >= 0 ? place.host + "#nvlink" + std::to_string(component[r])
+                                          : place.host + "#rank" + std::to_string(r));
     }
     if (socketLevel) {
       keys[r].push_back(packaged[place.host]
@@ -243,15 +242,17 @@ StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& c, const std::st
     linked[k - 1].link = network;
     linked[k - 1].linkSharing = sharing;
   }  // one host: the network level has one child and is dropped below
-  STRATA_ASSIGN_OR_RETURN(Hierarchy withLinks, Hierarchy::fromKeys(linked, keys));
+  STRATA_ASSIGN_OR_RETURN(Hierarchy withLinks, h.withLevels(std::move(linked)));
 
   ClusterHierarchy out{withLinks.withoutTrivialLevels(), {}};
   // Heterogeneity: compare each host with the first.
   const std::string first = ranksOf.begin()->first;
-  const std::string ref = summary(hostOf(c, first), static_cast<int>(ranksOf.begin()->second.size()));
+  const std::string ref =
+      summary(hostOf(c, first), static_cast<int>(ranksOf.begin()->second.size()));
   for (const auto& [host, ranks] : ranksOf) {
     const std::string mine = summary(hostOf(c, host), static_cast<int>(ranks.size()));
-    if (mine != ref) out.differences.push_back("host " + host + ": " + mine + "; host " + first + ": " + ref);
+    if (mine != ref)
+      out.differences.push_back("host " + host + ": " + mine + "; host " + first + ": " + ref);
   }
   return out;
 }

@@ -17,7 +17,11 @@ struct LocalInfo {
   int package = -1;  // hwloc package (socket) the CPU binding lies in; -1 when unbound or wider
 };
 
-// `hostOverride`, when not empty, replaces the host name (STRATA_HOSTNAME).
+// The host name ranks are grouped by: `hostOverride` (STRATA_HOSTNAME) when not empty.
+std::string localHostName(const std::string& hostOverride);
+
+// The host name and the package of the CPU binding (a CPU-only hwloc load). Callers that load
+// the full topology anyway get the package from readLiveHwloc instead.
 LocalInfo detectLocal(const std::string& hostOverride);
 
 }  // namespace strata::topo

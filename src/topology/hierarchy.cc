@@ -38,8 +38,8 @@ StatusOr<Hierarchy> Hierarchy::regular(std::vector<Level> levels, const std::vec
   long long nranks = 1;
   for (size_t l = 0; l < sizes.size(); ++l) {
     if (sizes[l] <= 0) {
-      return invalidArgument("level '" + levels[l].name + "' has size " +
-                             std::to_string(sizes[l]) + "; sizes must be positive");
+      return invalidArgument("level '" + levels[l].name + "' has size " + std::to_string(sizes[l]) +
+                             "; sizes must be positive");
     }
     nranks *= sizes[l];
     if (nranks > INT_MAX) return invalidArgument("level sizes multiply to more than INT_MAX ranks");
@@ -65,7 +65,8 @@ StatusOr<Hierarchy> Hierarchy::fromKeys(std::vector<Level> levels,
                                         const std::vector<std::vector<std::string>>& keys) {
   const int k = static_cast<int>(levels.size());
   const int nranks = static_cast<int>(keys.size());
-  if (k == 0 || nranks == 0) return invalidArgument("a hierarchy needs at least one level and rank");
+  if (k == 0 || nranks == 0)
+    return invalidArgument("a hierarchy needs at least one level and rank");
   for (int r = 0; r < nranks; ++r) {
     if (static_cast<int>(keys[r].size()) != k) {
       return internalError("rank " + std::to_string(r) + " has a key per level missing");
@@ -107,6 +108,16 @@ StatusOr<Hierarchy> Hierarchy::fromKeys(std::vector<Level> levels,
     }
   }
   h.computeStats();
+  return h;
+}
+
+StatusOr<Hierarchy> Hierarchy::withLevels(std::vector<Level> levels) const {
+  if (levels.size() != levels_.size()) {
+    return internalError("withLevels: " + std::to_string(levels.size()) + " levels for a " +
+                         std::to_string(levels_.size()) + "-level hierarchy");
+  }
+  Hierarchy h = *this;
+  h.levels_ = std::move(levels);
   return h;
 }
 

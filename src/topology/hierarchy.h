@@ -63,6 +63,9 @@ class Hierarchy {
   int numChildren(int l, int group) const { return children_[l][group]; }
   bool isRegular() const;
 
+  // The same tree with other level descriptions (names, fabrics, links); one per level.
+  StatusOr<Hierarchy> withLevels(std::vector<Level> levels) const;
+
   // Drops levels whose every group has a single child (their stages would move nothing), but
   // keeps at least one level.
   Hierarchy withoutTrivialLevels() const;

@@ -103,7 +103,34 @@ std::string precheckXml(const std::string& path) {
 
 }  // namespace
 
-StatusOr<NodeTopology> readLiveHwloc() {
+// The package holding the whole CPU binding of this process, or -1 when the process is not
+// bound, or bound across packages (then a socket level would not mean anything).
+int packageOfBinding(hwloc_topology_t topo) {
+  int package = -1;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set != nullptr && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+    hwloc_const_bitmap_t all = hwloc_topology_get_topology_cpuset(topo);
+    if (!hwloc_bitmap_isincluded(all, set)) {  // bound to less than the whole machine
+      hwloc_obj_t obj =
+          hwloc_get_next_obj_covering_cpuset_by_type(topo, set, HWLOC_OBJ_PACKAGE, nullptr);
+      if (obj != nullptr) package = static_cast<int>(obj->logical_index);
+    }
+  } else {
+    STRATA_INFO(kSubsysTopo, "hwloc could not read the CPU binding; no socket level");
+  }
+  hwloc_bitmap_free(set);
+  return package;
+}
+
+int readBoundPackage() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return -1;
+  const int package = hwloc_topology_load(topo) == 0 ? packageOfBinding(topo) : -1;
+  hwloc_topology_destroy(topo);
+  return package;
+}
+
+StatusOr<NodeTopology> readLiveHwloc(int* boundPackage) {
   STRATA_ASSIGN_OR_RETURN(TopologyPtr topo, newTopology("hwloc"));
   // The GL plugin talks to X servers and the OpenCL one loads every ICD in the process (slow,
   // and with vendor runtimes that spawn threads); neither finds a GPU that the PCI ids, CUDA,
@@ -116,6 +143,7 @@ StatusOr<NodeTopology> readLiveHwloc() {
     STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
     return systemError(msg);
   }
+  if (boundPackage != nullptr) *boundPackage = packageOfBinding(topo.get());
   return describe(topo.get(), systemHostName(), "live");
 }
 

@@ -13,8 +13,12 @@
 
 namespace strata::topo {
 
-// The machine this process runs on.
-StatusOr<NodeTopology> readLiveHwloc();
+// The machine this process runs on. With `boundPackage`, also the package holding this process's
+// whole CPU binding (-1 when unbound or bound across packages), from the same hwloc load.
+StatusOr<NodeTopology> readLiveHwloc(int* boundPackage = nullptr);
+
+// Only the bound package, from a CPU-only (cheap) hwloc load.
+int readBoundPackage();
 
 // A file written by `lstopo foo.xml` or hwloc_topology_export_xml (v1 or v2 format). A missing,
 // unreadable or corrupt file gives an invalid-argument Status naming the file.
