@@ -16,6 +16,7 @@
 #include "plan_args.h"
 #include "plan_report.h"
 #include "plan_source.h"
+#include "tool_main.h"
 
 namespace strata::tools {
 namespace {
@@ -290,22 +291,5 @@ int main(int argc, char** argv) {
   const Command cmd = show->parsed()       ? Command::kShow
                       : simulate->parsed() ? Command::kSimulate
                                            : Command::kValidate;
-  // Nothing may escape main: an exception becomes a message and exit code 1, and under mpirun
-  // the job is aborted, since the other ranks may be waiting in a collective.
-  try {
-    return tools::run(cmd, o);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "strata-plan: error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "strata-plan: error: unknown exception\n");
-  }
-  int initialized = 0, finalized = 0, size = 1;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) {
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Finalize();
-  }
-  return 1;
+  return strata::tools::guardedMain("strata-plan", [&] { return tools::run(cmd, o); });
 }

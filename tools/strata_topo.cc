@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/env.h"
+#include "tool_main.h"
 #include "topo_input.h"
 #include "topo_levels.h"
 #include "topo_mpi.h"
@@ -299,22 +300,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  // Nothing may escape main: an exception becomes a message and exit code 1, and under mpirun
-  // the job is aborted, since the other ranks may be waiting in a collective.
-  try {
-    return strata::tools::run(o, &argc, &argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "strata-topo: error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "strata-topo: error: unknown exception\n");
-  }
-  int initialized = 0, finalized = 0, size = 1;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) {
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Finalize();
-  }
-  return 1;
+  return strata::tools::guardedMain("strata-topo",
+                                    [&] { return strata::tools::run(o, &argc, &argv); });
 }

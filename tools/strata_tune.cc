@@ -21,6 +21,7 @@
 #include "core/comm.h"
 #include "core/init.h"
 #include "strata/strata_mpi.h"
+#include "tool_main.h"
 #include "tune_measure.h"
 #include "tune_report.h"
 #include "tune_sweep.h"
@@ -329,22 +330,6 @@ int main(int argc, char** argv) {
   if (!sizes.isOk()) {
     return printer ? strata::tools::fail(sizes.status().message()) : 1;
   }
-  // Nothing may escape main: an exception becomes a message and exit code 1, and under mpirun
-  // the job is aborted, since the other ranks may be waiting in a collective.
-  try {
-    return strata::tools::run(o, sizes.value(), &argc, &argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "strata-tune: error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "strata-tune: error: unknown exception\n");
-  }
-  int initialized = 0, finalized = 0, size = 1;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) {
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Finalize();
-  }
-  return 1;
+  return strata::tools::guardedMain(
+      "strata-tune", [&] { return strata::tools::run(o, sizes.value(), &argc, &argv); });
 }
