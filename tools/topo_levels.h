@@ -30,7 +30,7 @@ struct LevelsReport {
   std::string source;                    // how the hierarchy was made
 };
 
-// The levels strataCommInitMPI detects for `cluster`: buildClusterHierarchy(cluster, "mpi").
+// The levels strataCommInitMPI detects for `cluster`: buildClusterHierarchy(cluster, "shm", "mpi").
 StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster);
 
 // The levels strataCommInitMPI takes from a topology file for `nranks` ranks.

@@ -89,5 +89,6 @@ struct strataComm {
   strata::core::Scratch scratch;
   strata::core::ScheduleCache schedules;
   size_t chunkBytes = 0;  // STRATA_CHUNK_BYTES: the largest pass
+  strata::fabric::FabricOptions fabricOptions;  // STRATA_SHM_SLOT_BYTES, ...
   std::string lastError;
 };

@@ -45,7 +45,7 @@ StatusOr<LevelGroup*> ensureGroup(strataComm& c, const topo::Hierarchy& h, int l
     lg->index = g.index;
     lg->size = g.size;
     StatusOr<std::unique_ptr<fabric::Fabric>> f =
-        fabric::createFabric(h.level(level).fabric, lg->comm);
+        fabric::createFabric(h.level(level).fabric, lg->comm, c.fabricOptions);
     if (f.isOk()) {
       lg->fabric = f.take();
     } else {

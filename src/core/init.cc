@@ -20,6 +20,8 @@ namespace {
 
 constexpr size_t kMinChunkBytes = 4096;
 constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // keeps every MPI count below INT_MAX
+constexpr size_t kMinShmSlotBytes = size_t{64} << 10;
+constexpr size_t kMaxShmSlotBytes = size_t{256} << 20;
 
 // Every rank must take the same branch below (file or detection): their collectives differ,
 // so a mismatch would deadlock. Compares a hash of each rank's setting. Collective.
@@ -144,12 +146,13 @@ void dumpPlans(const strataComm& c) {
   STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());
 }
 
-size_t chunkBytesSetting() {
-  int64_t v = env::getInt("STRATA_CHUNK_BYTES");
-  if (v < static_cast<int64_t>(kMinChunkBytes) || v > static_cast<int64_t>(kMaxChunkBytes)) {
-    STRATA_WARN(kSubsysEnv, "STRATA_CHUNK_BYTES=%lld is outside [%zu, %zu]; clamped",
-                static_cast<long long>(v), kMinChunkBytes, kMaxChunkBytes);
-    v = v < static_cast<int64_t>(kMinChunkBytes) ? kMinChunkBytes : kMaxChunkBytes;
+// A size setting, clamped (with a warning) to [lo, hi].
+size_t sizeSetting(const char* name, size_t lo, size_t hi) {
+  int64_t v = env::getInt(name);
+  if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) {
+    STRATA_WARN(kSubsysEnv, "%s=%lld is outside [%zu, %zu]; clamped", name,
+                static_cast<long long>(v), lo, hi);
+    v = v < static_cast<int64_t>(lo) ? lo : hi;
   }
   return static_cast<size_t>(v);
 }
@@ -184,7 +187,9 @@ StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
     STRATA_MPI_CHECK(MPI_Comm_rank(c->mpi, &c->rank));
     STRATA_MPI_CHECK(MPI_Comm_size(c->mpi, &c->size));
     logSetRank(c->rank);
-    c->chunkBytes = chunkBytesSetting();
+    c->chunkBytes = sizeSetting("STRATA_CHUNK_BYTES", kMinChunkBytes, kMaxChunkBytes);
+    c->fabricOptions.shmSlotBytes =
+        sizeSetting("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
     STRATA_RETURN_IF_ERROR(buildHierarchy(*c));
     STRATA_RETURN_IF_ERROR(buildLevels(*c));
     STRATA_RETURN_IF_ERROR(loadPlans(*c));

@@ -102,7 +102,7 @@ Status detectHierarchy(strataComm& c) {
   }
   STRATA_RETURN_IF_ERROR(parsed);  // every rank parsed the same strings
 
-  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "mpi"));
+  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "shm", "mpi"));
   if (c.rank == 0) {
     for (const std::string& d : ch.differences) {
       STRATA_WARN(kSubsysTopo,

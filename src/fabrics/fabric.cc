@@ -1,13 +1,16 @@
 #include "fabrics/fabric.h"
 
 #include "fabrics/mpi/mpi_fabric.h"
+#include "fabrics/shm/shm_fabric.h"
 
 namespace strata::fabric {
 
-std::vector<std::string> fabricNames() { return {"mpi"}; }
+std::vector<std::string> fabricNames() { return {"mpi", "shm"}; }
 
-StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group) {
+StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group,
+                                               const FabricOptions& options) {
   if (name == "mpi") return createMpiFabric(group);
+  if (name == "shm") return createShmFabric(group, options.shmSlotBytes);
   return invalidArgument("unknown fabric '" + name + "'");
 }
 

@@ -44,12 +44,18 @@ class Fabric {
                            strataRedOp_t op) = 0;
 };
 
-// The fabric names this build can run ("mpi", ...), for topology and plan files to check.
+// The fabric names this build can run ("mpi", "shm", ...), for topology and plan files to check.
 std::vector<std::string> fabricNames();
+
+// Settings a fabric takes from the communicator (which reads them from the environment).
+struct FabricOptions {
+  size_t shmSlotBytes = 4 << 20;  // shm: bytes of each of a member's two shared slots
+};
 
 // Creates fabric `name` over `group`, a communicator of the level's group that the fabric may
 // use for its own bootstrap and traffic (the caller keeps ownership of `group` and frees it
 // after the fabric). Collective over `group`.
-StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group);
+StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group,
+                                               const FabricOptions& options = {});
 
 }  // namespace strata::fabric

@@ -143,7 +143,8 @@ int gpuByBusid(const NodeTopology& topo, const std::string& busid) {
   return -1;
 }
 
-StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& c, const std::string& fabric) {
+StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& c, const std::string& hostFabric,
+                                                 const std::string& networkFabric) {
   const int p = static_cast<int>(c.ranks.size());
   if (p == 0) return invalidArgument("a cluster needs at least one rank");
   // Per rank: its GPU index on its host, and its NVLink component.
@@ -185,10 +186,10 @@ StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& c, const std::st
 
   std::vector<Level> levels;
   std::vector<std::vector<std::string>> keys(p);
-  if (nvlinkLevel) levels.push_back({"nvlink", fabric, {}, 1});
-  if (socketLevel) levels.push_back({"socket", fabric, {}, 1});
-  levels.push_back({"node", fabric, {}, 1});
-  levels.push_back({"network", fabric, {}, 1});
+  if (nvlinkLevel) levels.push_back({"nvlink", hostFabric, {}, 1});
+  if (socketLevel) levels.push_back({"socket", hostFabric, {}, 1});
+  levels.push_back({"node", hostFabric, {}, 1});
+  levels.push_back({"network", networkFabric, {}, 1});
   for (int r = 0; r < p; ++r) {
     const RankPlace& place = c.ranks[r];
     if (nvlinkLevel) {

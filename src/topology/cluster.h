@@ -41,8 +41,11 @@ struct ClusterHierarchy {
   std::vector<std::string> differences;
 };
 
-// Builds the levels above, running every level on `fabric`.
-StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& cluster, const std::string& fabric);
+// Builds the levels above: the levels inside a host (nvlink, socket, node) run on `hostFabric`,
+// the network level on `networkFabric`.
+StatusOr<ClusterHierarchy> buildClusterHierarchy(const Cluster& cluster,
+                                                 const std::string& hostFabric,
+                                                 const std::string& networkFabric);
 
 // The index of the GPU with `busid` in `topo`, or -1. Bus ids compare case-insensitively and
 // ignore the width of the PCI domain ("0000:3b:00.0" equals "00000000:3B:00.0").

@@ -56,10 +56,12 @@ Cluster gpuCluster(int hosts, int gpusPerHost, int nics, double rate) {
 }  // namespace
 
 TEST_CASE("NVSwitch hosts give an nvlink level under the network", "[cluster]") {
-  auto ch = buildClusterHierarchy(gpuCluster(3, 8, 8, 200), "mpi");
+  auto ch = buildClusterHierarchy(gpuCluster(3, 8, 8, 200), "shm", "mpi");
   REQUIRE(ch.isOk());
   const Hierarchy& h = ch.value().hierarchy;
   REQUIRE(h.describe() == "nvlink(8) x network(3)");
+  REQUIRE(h.level(0).fabric == "shm");  // inside a host
+  REQUIRE(h.level(1).fabric == "mpi");
   REQUIRE(h.level(0).link.kind == LinkKind::kNvswitch);
   REQUIRE(h.level(0).link.bandwidthGBps == Approx(300));
   REQUIRE(h.level(1).link.kind == LinkKind::kInfiniband);
@@ -69,7 +71,7 @@ TEST_CASE("NVSwitch hosts give an nvlink level under the network", "[cluster]") 
 }
 
 TEST_CASE("fewer NICs than ranks share them", "[cluster]") {
-  auto ch = buildClusterHierarchy(gpuCluster(2, 8, 2, 100), "mpi");
+  auto ch = buildClusterHierarchy(gpuCluster(2, 8, 2, 100), "shm", "mpi");
   REQUIRE(ch.isOk());
   REQUIRE(ch.value().hierarchy.level(1).linkSharing == 4);
 }
@@ -83,7 +85,7 @@ TEST_CASE("host-only ranks get socket, node and network levels", "[cluster]") {
     c.hosts[t.host] = t;
     for (int r = 0; r < 4; ++r) c.ranks.push_back({t.host, r / 2, ""});
   }
-  auto ch = buildClusterHierarchy(c, "mpi");
+  auto ch = buildClusterHierarchy(c, "shm", "mpi");
   REQUIRE(ch.isOk());
   const Hierarchy& h = ch.value().hierarchy;
   REQUIRE(h.describe() == "socket(2) x node(2) x network(2)");
@@ -96,7 +98,7 @@ TEST_CASE("host-only ranks get socket, node and network levels", "[cluster]") {
 TEST_CASE("unbound host-only ranks: node and network only", "[cluster]") {
   Cluster c;
   for (int r = 0; r < 6; ++r) c.ranks.push_back({r < 3 ? "a" : "b", -1, ""});
-  auto ch = buildClusterHierarchy(c, "mpi");
+  auto ch = buildClusterHierarchy(c, "shm", "mpi");
   REQUIRE(ch.isOk());
   REQUIRE(ch.value().hierarchy.describe() == "node(3) x network(2)");
 }
@@ -104,7 +106,7 @@ TEST_CASE("unbound host-only ranks: node and network only", "[cluster]") {
 TEST_CASE("one host keeps only the node level", "[cluster]") {
   Cluster c;
   for (int r = 0; r < 4; ++r) c.ranks.push_back({"solo", -1, ""});
-  auto ch = buildClusterHierarchy(c, "mpi");
+  auto ch = buildClusterHierarchy(c, "shm", "mpi");
   REQUIRE(ch.isOk());
   REQUIRE(ch.value().hierarchy.describe() == "node(4)");
 }
@@ -113,7 +115,7 @@ TEST_CASE("heterogeneous hosts are reported and stay correct", "[cluster]") {
   Cluster c = gpuCluster(1, 8, 8, 200);
   c.hosts["small"] = nvswitchHost("small", 4, 1, 100);
   for (int g = 0; g < 4; ++g) c.ranks.push_back({"small", -1, c.hosts["small"].gpus[g].pci.busid});
-  auto ch = buildClusterHierarchy(c, "mpi");
+  auto ch = buildClusterHierarchy(c, "shm", "mpi");
   REQUIRE(ch.isOk());
   REQUIRE(ch.value().hierarchy.describe() == "nvlink(4..8) x network(2)");
   REQUIRE(ch.value().differences.size() == 1);
@@ -139,7 +141,7 @@ TEST_CASE("NVLink islands split a node", "[cluster]") {
   Cluster c;
   c.hosts["p9"] = t;
   for (int i = 0; i < 4; ++i) c.ranks.push_back({"p9", -1, t.gpus[i].pci.busid});
-  auto ch = buildClusterHierarchy(c, "mpi");
+  auto ch = buildClusterHierarchy(c, "shm", "mpi");
   REQUIRE(ch.isOk());
   const Hierarchy& h = ch.value().hierarchy;
   REQUIRE(h.describe() == "nvlink(2) x node(2)");

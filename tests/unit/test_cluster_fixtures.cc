@@ -32,7 +32,7 @@ Cluster perGpu(const NodeTopology& node, int hosts) {
 }
 
 ClusterHierarchy build(const Cluster& c) {
-  auto ch = buildClusterHierarchy(c, "mpi");
+  auto ch = buildClusterHierarchy(c, "shm", "mpi");
   INFO(ch.status().message());
   REQUIRE(ch.isOk());
   return ch.take();
