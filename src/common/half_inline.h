@@ -1,5 +1,7 @@
 // Inline, branch-free fp16/bf16 conversions: the bodies behind half.h, kept in a header so the
-// reduction kernels (reduce.cc) can inline them into loops the compiler vectorises.
+// reduction kernels (reduce_kernels.h) can inline them into loops the compiler vectorises.
+// They are force-inlined, since an out-of-line call would stop the vectoriser. (The AVX2
+// variant of the kernels converts with its own intrinsics: reduce_avx2_narrow.h.)
 //
 // Every case (normal, subnormal, overflow, NaN) is computed and the right one selected, so the
 // code has no data-dependent branches. Apart from the one float addition noted in
@@ -10,15 +12,21 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__GNUC__)
+#define STRATA_HALF_INLINE __attribute__((always_inline)) inline
+#else
+#define STRATA_HALF_INLINE inline
+#endif
+
 namespace strata::detail {
 
-inline uint32_t floatBits(float f) {
+STRATA_HALF_INLINE uint32_t floatBits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
 }
 
-inline float floatFromBits(uint32_t u) {
+STRATA_HALF_INLINE float floatFromBits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
@@ -27,13 +35,13 @@ inline float floatFromBits(uint32_t u) {
 // c ? a : b as mask arithmetic. A ?: becomes a branch in GCC's IR, GCC then sinks the float
 // operation of the unused side into that branch, and cannot if-convert it back (it might raise
 // a floating-point exception), so the loop would not vectorise.
-inline uint32_t select(bool c, uint32_t a, uint32_t b) {
+STRATA_HALF_INLINE uint32_t select(bool c, uint32_t a, uint32_t b) {
   const uint32_t mask = 0u - static_cast<uint32_t>(c);
   return (a & mask) | (b & ~mask);
 }
 
 // Exact: every fp16 value is a float.
-inline float halfToFloat(uint16_t h) {
+STRATA_HALF_INLINE float halfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const int32_t em = h & 0x7fff;  // exponent and mantissa; int so SSE2's signed compares apply
   const uint32_t shifted = static_cast<uint32_t>(em) << 13;
@@ -51,7 +59,7 @@ inline float halfToFloat(uint16_t h) {
 
 // Round to nearest, ties to even; NaN -> quiet NaN (sign and top payload bits kept);
 // |f| >= 65520 (halfway between 65504 and 2^16) -> infinity.
-inline uint16_t floatToHalf(float f) {
+STRATA_HALF_INLINE uint16_t floatToHalf(float f) {
   const uint32_t x = floatBits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const int32_t ax = static_cast<int32_t>(x & 0x7fffffffu);
@@ -76,11 +84,13 @@ inline uint16_t floatToHalf(float f) {
 }
 
 // Exact: bf16 is the top half of a float.
-inline float bf16ToFloat(uint16_t b) { return floatFromBits(static_cast<uint32_t>(b) << 16); }
+STRATA_HALF_INLINE float bf16ToFloat(uint16_t b) {
+  return floatFromBits(static_cast<uint32_t>(b) << 16);
+}
 
 // Round to nearest, ties to even; NaN -> quiet NaN; overflow rounds to infinity on its own,
 // and subnormals need no special case, because bf16 shares float's exponent range.
-inline uint16_t floatToBf16(float f) {
+STRATA_HALF_INLINE uint16_t floatToBf16(float f) {
   const uint32_t x = floatBits(f);
   const int32_t ax = static_cast<int32_t>(x & 0x7fffffffu);
   // Cannot overflow 32 bits for non-NaN x: the largest is -inf, 0xff800000 + 0x8000.

@@ -28,20 +28,32 @@ struct LevelGroup {
 };
 
 // Schedules by (collective, count), so repeated calls of one size compute nothing new.
+// Bounded (a training loop has few sizes): when full, an entry is evicted, never the one the
+// previous get() returned, so the references of the last two calls stay valid (the pipeline
+// holds a full piece's schedule and the last piece's).
 class ScheduleCache {
  public:
   template <typename Make>
   const std::vector<plan::Step>& get(int collective, size_t count, Make make) {
-    auto key = std::make_pair(collective, count);
+    const Key key{collective, count};
     auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    if (cache_.size() >= kMaxEntries) cache_.clear();  // bounded: a training loop has few sizes
-    return cache_.emplace(key, make()).first->second;
+    if (it == cache_.end()) {
+      if (cache_.size() >= kMaxEntries) {
+        auto victim = cache_.begin();
+        if (victim->first == last_) ++victim;
+        cache_.erase(victim);
+      }
+      it = cache_.emplace(key, make()).first;
+    }
+    last_ = key;
+    return it->second;
   }
 
  private:
+  using Key = std::pair<int, size_t>;
   static constexpr size_t kMaxEntries = 256;
-  std::map<std::pair<int, size_t>, std::vector<plan::Step>> cache_;
+  std::map<Key, std::vector<plan::Step>> cache_;
+  Key last_{-1, 0};
 };
 
 // A plan ready to run: its derived hierarchy (one level per stage), the group of each stage,
@@ -90,5 +102,6 @@ struct strataComm {
   strata::core::ScheduleCache schedules;
   size_t chunkBytes = 0;  // STRATA_CHUNK_BYTES: the largest pass
   strata::fabric::FabricOptions fabricOptions;  // STRATA_SHM_SLOT_BYTES, ...
+  size_t pipelineBytes = 0;  // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
   std::string lastError;
 };

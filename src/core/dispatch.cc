@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/reduce.h"
 #include "core/groups.h"
+#include "core/run_steps.h"
 #include "decompose/schedule.h"
 
 namespace strata::core {
@@ -21,61 +22,23 @@ const char* at(const void* base, size_t elements, size_t ts) {
   return static_cast<const char*>(base) + elements * ts;
 }
 
-// The fabric of a step: the whole communicator's, or that of the step's level group (the
-// comm's own levels, or a plan's stage groups).
-fabric::Fabric& fabricFor(strataComm& c, const std::vector<LevelGroup*>& groups, int level) {
-  return level == plan::kFlatLevel ? *c.flat : *groups[level]->fabric;
-}
-
-// Runs `steps` on a working buffer `work` of the pass. The first step may read from `src`
-// instead (an out-of-place allreduce), so that the input is never copied.
-//   reduce-scatter: input is the step's range, output this rank's block within it;
-//   allreduce:      input and output are the step's range;
-//   all-gather:     in place, from this rank's block to the whole range.
-// strataAvg is combined as a sum; the ranks of the top-level allreduce divide its result by
-// the rank count, once, before the all-gathers spread it (every element passes through
-// exactly one top-level allreduce).
-Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups,
-                const std::vector<Step>& steps, const void* src, void* work,
-                strataDataType_t type, strataRedOp_t op) {
-  const size_t ts = dataTypeSize(type);
-  const strataRedOp_t fop = op == strataAvg ? strataSum : op;
-  const void* in = src;
-  for (const Step& s : steps) {
-    fabric::Fabric& f = fabricFor(c, groups, s.level);
-    switch (s.kind) {
-      case StepKind::kReduceScatter:
-        STRATA_RETURN_IF_ERROR(f.reduceScatter(at(in, s.offset, ts),
-                                               at(work, s.offset + s.displs[s.index], ts),
-                                               s.counts.data(), s.displs.data(), type, fop));
-        if (op == strataAvg && s.finishesReduction) {
-          scaleDown(at(work, s.offset + s.displs[s.index], ts), s.counts[s.index], type, c.size);
-        }
-        break;
-      case StepKind::kAllReduce:
-        STRATA_RETURN_IF_ERROR(
-            f.allReduce(at(in, s.offset, ts), at(work, s.offset, ts), s.count, type, fop));
-        if (op == strataAvg && s.finishesReduction) {
-          scaleDown(at(work, s.offset, ts), s.count, type, c.size);
-        }
-        break;
-      case StepKind::kAllGather:
-        STRATA_RETURN_IF_ERROR(f.allGather(at(work, s.offset + s.displs[s.index], ts),
-                                           at(work, s.offset, ts), s.counts.data(),
-                                           s.displs.data(), type));
-        break;
-    }
-    in = work;  // every later step works in place
-  }
-  return Status::ok();
-}
-
 // Elements per pass: STRATA_CHUNK_BYTES worth, at least one.
 size_t passElements(const strataComm& c, size_t ts) { return std::max<size_t>(1, c.chunkBytes / ts); }
 
+// A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
+// (0: no pipelining, the whole pass is one piece).
+size_t pipelineBytes(const strataComm& c, const plan::Plan& p) {
+  size_t bytes = 0;
+  for (const plan::Stage& s : p.stages) {
+    if (s.chunkBytes != 0 && (bytes == 0 || s.chunkBytes < bytes)) bytes = s.chunkBytes;
+  }
+  if (bytes == 0) bytes = c.pipelineBytes;
+  return bytes == 0 ? c.chunkBytes : bytes;
+}
+
 bool hierarchical(const strataComm& c) { return c.hierarchy.numLevels() > 1; }
 
-constexpr int kAllReduceKey = 0, kReduceScatterKey = 1, kAllGatherKey = 2;
+constexpr int kReduceScatterKey = 1, kAllGatherKey = 2;  // 0 is the allreduce (run_steps.cc)
 
 }  // namespace
 
@@ -97,15 +60,11 @@ Status allReduceBy(strataComm& c, Pick pick, const void* send, void* recv, size_
   for (size_t off = 0; off < count; off += pass) {
     const size_t n = std::min(pass, count - off);
     STRATA_ASSIGN_OR_RETURN(PlanExec * exec, pick(n * ts));
-    const std::vector<Step>& steps = exec->schedules.get(kAllReduceKey, n, [&] {
-      if (exec->plan.passthrough) return plan::flatAllReduceSteps(n);
-      const bool ring = exec->plan.stages.back().algorithm == "ring";
-      return plan::allReduceSteps(exec->derived, c.rank, n, ring);
-    });
-    STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %s, %zu steps", n, off,
-                 exec->description.c_str(), steps.size());
+    const size_t piece = std::max<size_t>(1, pipelineBytes(c, exec->plan) / ts);
+    STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %s, pieces of %zu", n, off,
+                 exec->description.c_str(), std::min(piece, n));
     STRATA_RETURN_IF_ERROR(
-        runSteps(c, exec->groups, steps, at(send, off, ts), at(recv, off, ts), type, op));
+        runPipelined(c, *exec, piece, at(send, off, ts), at(recv, off, ts), n, type, op));
   }
   return Status::ok();
 }

@@ -188,6 +188,9 @@ StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
     STRATA_MPI_CHECK(MPI_Comm_size(c->mpi, &c->size));
     logSetRank(c->rank);
     c->chunkBytes = sizeSetting("STRATA_CHUNK_BYTES", kMinChunkBytes, kMaxChunkBytes);
+    c->pipelineBytes = env::getInt("STRATA_PIPELINE_BYTES") <= 0
+                           ? 0
+                           : sizeSetting("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
     c->fabricOptions.shmSlotBytes =
         sizeSetting("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
     STRATA_RETURN_IF_ERROR(buildHierarchy(*c));

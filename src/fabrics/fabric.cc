@@ -5,6 +5,8 @@
 
 namespace strata::fabric {
 
+thread_local Fabric* IdleHook::current_ = nullptr;
+
 std::vector<std::string> fabricNames() { return {"mpi", "shm"}; }
 
 StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group,

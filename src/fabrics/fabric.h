@@ -42,6 +42,35 @@ class Fabric {
   // Every member receives the reduction of all members' `in`. In place when in == out.
   virtual Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                            strataRedOp_t op) = 0;
+
+  // The same allreduce, started and finished apart (the dispatcher's pipeline overlaps it with
+  // other fabrics' work). At most one is in flight per fabric; the buffers must stay untouched
+  // until allReduceWait returns. progress() lets it advance and must be cheap: it is called
+  // from other fabrics' waits (see IdleHook). By default the allreduce runs at start.
+  virtual Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
+                                strataRedOp_t op) {
+    return allReduce(in, out, count, type, op);
+  }
+  virtual void progress() {}
+  virtual Status allReduceWait() { return Status::ok(); }
+};
+
+// What a fabric calls while it waits on its peers or between large copies, so that an
+// allreduce started on another fabric keeps moving (one thread drives both). Per thread;
+// IdleHook sets it for a scope and restores the previous one.
+class IdleHook {
+ public:
+  explicit IdleHook(Fabric* f) : saved_(current_) { current_ = f; }
+  ~IdleHook() { current_ = saved_; }
+  IdleHook(const IdleHook&) = delete;
+  IdleHook& operator=(const IdleHook&) = delete;
+  static void idle() {
+    if (current_ != nullptr) current_->progress();
+  }
+
+ private:
+  Fabric* saved_;
+  static thread_local Fabric* current_;
 };
 
 // The fabric names this build can run ("mpi", "shm", ...), for topology and plan files to check.

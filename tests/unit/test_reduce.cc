@@ -1,6 +1,8 @@
 // The local reduction kernels and the datatype table, checked element by element against a
 // scalar reference written here: integers through 128-bit arithmetic reduced modulo 2^bits,
 // fp16/bf16 through exact long double arithmetic and a nearest-value search for the rounding.
+// Every kernel variant the CPU runs (portable, AVX2) is checked, and the variants are compared
+// with each other bit for bit.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "common/datatype.h"
+#include "common/half.h"
 #include "common/reduce.h"
 
 namespace {
@@ -67,6 +70,13 @@ struct IntSpec {
       default:
         return 0;
     }
+  }
+  // src[0][i] op src[1][i] op ... op src[nsrc-1][i], left to right; wrapping at every step
+  // wraps the whole.
+  static T refMany(strataRedOp_t op, const std::vector<std::vector<T>>& src, int nsrc, size_t i) {
+    T x = src[0][i];
+    for (int s = 1; s < nsrc; ++s) x = ref(op, x, src[static_cast<size_t>(s)][i]);
+    return x;
   }
   static T refScale(T x, int d) { return static_cast<T>(static_cast<Int128>(x) / d); }
   static bool same(strataRedOp_t, T got, T want) { return got == want; }
@@ -136,6 +146,12 @@ struct FloatSpec {
       default:
         return 0;
     }
+  }
+  // Left to right in F: reduceMany's order, each step rounded as F arithmetic rounds it.
+  static F refMany(strataRedOp_t op, const std::vector<std::vector<F>>& src, int nsrc, size_t i) {
+    F x = src[0][i];
+    for (int s = 1; s < nsrc; ++s) x = ref(op, x, src[static_cast<size_t>(s)][i]);
+    return x;
   }
   static F refScale(F x, int d) { return x / static_cast<F>(d); }
   static bool same(strataRedOp_t op, F got, F want) { return sameFloating(op, got, want); }
@@ -226,6 +242,23 @@ struct NarrowSpec {
         return 0;
     }
   }
+  // reduceMany's documented arithmetic: every source widened to float (exactly), combined left
+  // to right in float, and the float result rounded to the narrow type once. The widening and
+  // the final rounding use this file's own decoder and nearest-value search.
+  static uint16_t refMany(strataRedOp_t op, const std::vector<std::vector<uint16_t>>& src, int nsrc,
+                          size_t i) {
+    static const std::vector<float> widened = [] {
+      std::vector<float> v(0x10000);
+      for (uint32_t c = 0; c < v.size(); ++c)
+        v[c] = static_cast<float>(value(static_cast<uint16_t>(c)));
+      return v;
+    }();
+    float x = widened[src[0][i]];
+    for (int s = 1; s < nsrc; ++s) {
+      x = FloatSpec<float>::ref(op, x, widened[src[static_cast<size_t>(s)][i]]);
+    }
+    return round(static_cast<long double>(x));
+  }
   // x / d in long double is not exact, but x / d is either exact or at least (half an ulp) / d
   // away from every rounding tie of the narrow format, far more than long double's error, so
   // rounding the long double quotient gives the IEEE result.
@@ -244,6 +277,31 @@ struct NarrowSpec {
 
 using HalfSpec = NarrowSpec<5, 10>;
 using Bf16Spec = NarrowSpec<8, 7>;
+
+using strata::detail::KernelIsa;
+
+// The kernel variants this CPU runs; the reference checks run under each of them.
+std::vector<KernelIsa> supportedIsas() {
+  std::vector<KernelIsa> out;
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2}) {
+    if (strata::detail::kernelIsaSupported(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+// Forces a variant for its lifetime, then restores the one in use before.
+class IsaScope {
+ public:
+  explicit IsaScope(KernelIsa isa) : saved_(strata::detail::kernelIsa()) {
+    REQUIRE(strata::detail::setKernelIsa(isa));
+  }
+  ~IsaScope() { strata::detail::setKernelIsa(saved_); }
+  IsaScope(const IsaScope&) = delete;
+  IsaScope& operator=(const IsaScope&) = delete;
+
+ private:
+  KernelIsa saved_;
+};
 
 // The index of the first element where `got` differs from `want`, or -1.
 template <typename Spec>
@@ -337,10 +395,84 @@ void checkScaleDown(strataDataType_t type) {
   }
 }
 
+// reduceMany against refMany for every op, source count and size (sizes straddling the
+// 64-element vector blocks and the 4 KiB source blocks, and a large prime), out of place with
+// a guard element and in place (dst = srcs[0]).
+template <typename Spec>
+void checkMany(strataDataType_t type) {
+  using S = typename Spec::S;
+  std::mt19937_64 rng(static_cast<uint64_t>(type) * 15485863 + 5);
+  constexpr int kMaxSources = 9;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{63}, size_t{64}, size_t{65},
+                   size_t{4500}, size_t{1000003}}) {
+    std::vector<std::vector<S>> src(kMaxSources);
+    for (std::vector<S>& v : src) v = Spec::random(n, rng);
+    std::vector<const void*> ptrs;
+    for (const std::vector<S>& v : src) ptrs.push_back(v.data());
+    std::vector<S> want(n), out, dst;
+    out.reserve(n + 1);
+    for (int nsrc = 1; nsrc <= kMaxSources; ++nsrc) {
+      // Every pass shape on small sizes; on the large one, 1, 2 and 3 sources (the copy and the
+      // one-pass kernels) and 8 and 9 (accumulator passes, a middle one for 9).
+      if (n > 100000 && nsrc > 3 && nsrc < 8) continue;
+      for (strataRedOp_t op : kOps) {
+        // avg runs sum's kernels; the small sizes check that, the large one need not again.
+        if (n > 100000 && op == strataAvg) continue;
+        for (size_t i = 0; i < n; ++i) {
+          want[i] = nsrc == 1 ? src[0][i] : Spec::refMany(op, src, nsrc, i);
+        }
+        for (KernelIsa isa : supportedIsas()) {
+          IsaScope scope(isa);
+          INFO("type " << strata::dataTypeName(type) << ", op " << strata::redOpName(op)
+                       << ", count " << n << ", sources " << nsrc << ", kernels "
+                       << strata::detail::kernelIsaName(isa));
+          auto check = [&](const char* what, const std::vector<S>& got) {
+            const long i = firstMismatch<Spec>(op, got, want);
+            std::ostringstream from;
+            for (int s = 0; i >= 0 && s < nsrc; ++s) {
+              from << (s ? ", " : "")
+                   << Spec::show(src[static_cast<size_t>(s)][static_cast<size_t>(i)]);
+            }
+            INFO(what << ": element " << i << " is "
+                      << (i < 0 ? "" : Spec::show(got[static_cast<size_t>(i)])) << ", want "
+                      << (i < 0 ? "" : Spec::show(want[static_cast<size_t>(i)])) << " from "
+                      << from.str());
+            REQUIRE(i == -1);
+            // One source is a copy, bit for bit (NaN payloads included).
+            if (nsrc == 1 && n > 0)
+              REQUIRE(std::memcmp(got.data(), src[0].data(), n * sizeof(S)) == 0);
+          };
+
+          // The buffers are reused: allocating (and faulting in) megabytes per call was most of
+          // this test's time.
+          out.assign(n + 1, Spec::random(1, rng)[0]);
+          const S guard = out[n];
+          strata::reduceMany(out.data(), ptrs.data(), nsrc, n, type, op);
+          const S after = out[n];
+          out.pop_back();
+          check("reduceMany", out);
+          REQUIRE(std::memcmp(&after, &guard, sizeof guard) == 0);
+
+          dst = src[0];
+          std::vector<const void*> inPlace = ptrs;
+          inPlace[0] = dst.data();
+          strata::reduceMany(dst.data(), inPlace.data(), nsrc, n, type, op);
+          check("reduceMany in place", dst);
+        }
+      }
+    }
+  }
+}
+
 template <typename Spec>
 void checkType(strataDataType_t type) {
-  checkCombine<Spec>(type);
-  checkScaleDown<Spec>(type);
+  for (KernelIsa isa : supportedIsas()) {
+    IsaScope scope(isa);
+    INFO("kernels " << strata::detail::kernelIsaName(isa));
+    checkCombine<Spec>(type);
+    checkScaleDown<Spec>(type);
+  }
+  checkMany<Spec>(type);
 }
 
 template <typename T>
@@ -486,6 +618,284 @@ TEST_CASE("an invalid type or op leaves the buffers untouched", "[reduce]") {
   strata::reduce2(a.data(), a.data(), b.data(), 3, strataNumTypes, strataMax);
   strata::scaleDown(a.data(), 3, strataNumTypes, 2);
   CHECK(a == std::vector<int32_t>{1, 2, 3});
+}
+
+// reduceMany over buffers of one element each: {a0, b0, ...} -> the one result.
+template <typename T>
+T manyOf(const std::vector<T>& values, strataDataType_t type, strataRedOp_t op) {
+  std::vector<const void*> ptrs;
+  for (const T& v : values) ptrs.push_back(&v);
+  T out{};
+  strata::reduceMany(&out, ptrs.data(), static_cast<int>(ptrs.size()), 1, type, op);
+  return out;
+}
+
+// The same, the pairwise way: reduceInto chained left to right (rounding at every step).
+template <typename T>
+T chainOf(const std::vector<T>& values, strataDataType_t type, strataRedOp_t op) {
+  T acc = values[0];
+  for (size_t i = 1; i < values.size(); ++i) strata::reduceInto(&acc, &values[i], 1, type, op);
+  return acc;
+}
+
+std::vector<uint8_t> randomBytes(size_t n, std::mt19937_64& rng) {
+  std::vector<uint8_t> v(n);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t& b : v) b = static_cast<uint8_t>(byte(rng));
+  return v;
+}
+
+TEST_CASE("reduceMany rounds fp16 and bf16 once, at the end", "[reduce]") {
+  for (KernelIsa isa : supportedIsas()) {
+    IsaScope scope(isa);
+    INFO("kernels " << strata::detail::kernelIsaName(isa));
+    // fp16 2048 + 1 + 1: pairwise, 2048 + 1 ties back to 2048 (even) twice; in float the sum is
+    // 2050, which fp16 holds (0x6801).
+    const std::vector<uint16_t> h = {0x6800, 0x3c00, 0x3c00};
+    CHECK(manyOf(h, strataFloat16, strataSum) == 0x6801);
+    CHECK(chainOf(h, strataFloat16, strataSum) == 0x6800);
+    // 1 + 7 x 2^-11 (0x1000): pairwise every step ties to 1.0; once, 1 + 3.5 x 2^-10 ties to
+    // the even 1 + 4 x 2^-10 (0x3c04). Over 8 sources: the accumulator path.
+    std::vector<uint16_t> h8(8, 0x1000);
+    h8[0] = 0x3c00;
+    CHECK(manyOf(h8, strataFloat16, strataSum) == 0x3c04);
+    CHECK(chainOf(h8, strataFloat16, strataSum) == 0x3c00);
+    // bf16 256 + 1 + 1 = 258 (0x4381); pairwise 256 + 1 ties to 256 (0x4380) twice.
+    const std::vector<uint16_t> b = {0x4380, 0x3f80, 0x3f80};
+    CHECK(manyOf(b, strataBfloat16, strataSum) == 0x4381);
+    CHECK(chainOf(b, strataBfloat16, strataSum) == 0x4380);
+    // 65504 + 8 + 8 = 65520 rounds to infinity once; pairwise, 65504 + 8 ties back to 65504.
+    const std::vector<uint16_t> o = {0x7bff, 0x4800, 0x4800};
+    CHECK(manyOf(o, strataFloat16, strataSum) == 0x7c00);
+    CHECK(chainOf(o, strataFloat16, strataSum) == 0x7bff);
+    // Two sources: the same single rounding as reduce2 (2048 + 3 ties to the even 2052).
+    CHECK(manyOf<uint16_t>({0x6800, 0x4200}, strataFloat16, strataSum) == 0x6802);
+  }
+}
+
+TEST_CASE("every fp16 and bf16 value widens and narrows back unchanged", "[reduce]") {
+  // max(x, x, x) is x: the kernels' widening and narrowing must give every code back, and a
+  // NaN back quiet (quiet bit 0x0200 in fp16, 0x0040 in bf16) with its payload.
+  std::vector<uint16_t> all(0x10000);
+  for (uint32_t c = 0; c < all.size(); ++c) all[c] = static_cast<uint16_t>(c);
+  for (KernelIsa isa : supportedIsas()) {
+    IsaScope scope(isa);
+    for (strataDataType_t type : {strataFloat16, strataBfloat16}) {
+      INFO("kernels " << strata::detail::kernelIsaName(isa) << ", type "
+                      << strata::dataTypeName(type));
+      const uint16_t quiet = type == strataFloat16 ? 0x0200 : 0x0040;
+      auto isNan = [type](uint16_t c) {
+        return type == strataFloat16 ? HalfSpec::isNan(c) : Bf16Spec::isNan(c);
+      };
+      std::vector<uint16_t> two(all.size()), three(all.size());
+      strata::reduce2(two.data(), all.data(), all.data(), all.size(), type, strataMax);
+      const void* srcs[] = {all.data(), all.data(), all.data()};
+      strata::reduceMany(three.data(), srcs, 3, all.size(), type, strataMax);
+      long bad = -1;
+      for (size_t c = 0; c < all.size() && bad < 0; ++c) {
+        const uint16_t want = isNan(all[c]) ? static_cast<uint16_t>(all[c] | quiet) : all[c];
+        if (two[c] != want || three[c] != want) bad = static_cast<long>(c);
+      }
+      INFO("first wrong code 0x" << std::hex << bad);
+      CHECK(bad == -1);
+    }
+  }
+}
+
+TEST_CASE("reduceMany propagates NaN from any source through max and min", "[reduce]") {
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  const double nand = std::numeric_limits<double>::quiet_NaN();
+  for (KernelIsa isa : supportedIsas()) {
+    IsaScope scope(isa);
+    for (strataRedOp_t op : {strataMax, strataMin}) {
+      for (int nsrc : {3, 4, 8, 9}) {
+        for (int at = 0; at < nsrc; ++at) {
+          INFO("kernels " << strata::detail::kernelIsaName(isa) << ", op " << strata::redOpName(op)
+                          << ", " << nsrc << " sources, NaN in " << at);
+          std::vector<float> f(static_cast<size_t>(nsrc));
+          std::vector<double> d(f.size());
+          std::vector<uint16_t> h(f.size()), b(f.size());
+          for (int s = 0; s < nsrc; ++s) {
+            f[static_cast<size_t>(s)] = static_cast<float>(s) - 2;
+            d[static_cast<size_t>(s)] = static_cast<double>(s) - 2;
+            h[static_cast<size_t>(s)] = strata::floatToHalf(static_cast<float>(s) - 2);
+            b[static_cast<size_t>(s)] = strata::floatToBf16(static_cast<float>(s) - 2);
+          }
+          const float want = op == strataMax ? static_cast<float>(nsrc) - 3 : -2.0f;
+          CHECK(manyOf(f, strataFloat32, op) == want);  // no NaN yet: the plain max or min
+          f[static_cast<size_t>(at)] = nanf;
+          d[static_cast<size_t>(at)] = nand;
+          h[static_cast<size_t>(at)] = 0x7e00;
+          b[static_cast<size_t>(at)] = 0x7fc0;
+          CHECK(std::isnan(manyOf(f, strataFloat32, op)));
+          CHECK(std::isnan(manyOf(d, strataFloat64, op)));
+          CHECK(HalfSpec::isNan(manyOf(h, strataFloat16, op)));
+          CHECK(Bf16Spec::isNan(manyOf(b, strataBfloat16, op)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("reduceMany wraps integer sums and products", "[reduce]") {
+  using I32 = std::numeric_limits<int32_t>;
+  using I64 = std::numeric_limits<int64_t>;
+  for (KernelIsa isa : supportedIsas()) {
+    IsaScope scope(isa);
+    INFO("kernels " << strata::detail::kernelIsaName(isa));
+    CHECK(manyOf(std::vector<int8_t>(8, 100), strataInt8, strataSum) == 32);  // 800 mod 256
+    CHECK(manyOf(std::vector<int8_t>(3, -128), strataInt8, strataAvg) == -128);
+    CHECK(manyOf(std::vector<uint8_t>(8, 3), strataUint8, strataProd) == 161);  // 6561 mod 256
+    CHECK(manyOf(std::vector<int32_t>(3, I32::max()), strataInt32, strataSum) == I32::max() - 2);
+    CHECK(manyOf(std::vector<uint32_t>(5, 0x80000001u), strataUint32, strataSum) == 0x80000005u);
+    CHECK(manyOf<int64_t>({I64::min(), I64::min(), 1}, strataInt64, strataSum) == 1);
+    CHECK(manyOf<int64_t>({I64::max(), 2, 2, 2, -1}, strataInt64, strataProd) == 8);
+    CHECK(manyOf(std::vector<uint64_t>(9, ~uint64_t{0}), strataUint64, strataSum) ==
+          ~uint64_t{0} - 8);
+  }
+}
+
+TEST_CASE("reduceMany copies one source bit for bit, and does nothing when invalid", "[reduce]") {
+  // Signalling NaNs that a widening would quieten.
+  const std::vector<uint16_t> nans = {0x7c01, 0xfd23, 0x7f81, 0x0001};
+  for (strataDataType_t type : {strataFloat16, strataBfloat16}) {
+    std::vector<uint16_t> out(nans.size());
+    const void* src[] = {nans.data()};
+    strata::reduceMany(out.data(), src, 1, nans.size(), type, strataSum);
+    CHECK(out == nans);
+    std::vector<uint16_t> same = nans;
+    const void* self[] = {same.data()};
+    strata::reduceMany(same.data(), self, 1, same.size(), type, strataMax);
+    CHECK(same == nans);
+  }
+  std::vector<int32_t> a = {1, 2, 3};
+  const std::vector<int32_t> b = {4, 5, 6};
+  const void* srcs[] = {b.data(), b.data(), b.data()};
+  strata::reduceMany(a.data(), srcs, 0, 3, strataInt32, strataSum);
+  strata::reduceMany(a.data(), srcs, 3, 3, strataNumTypes, strataSum);
+  strata::reduceMany(a.data(), srcs, 3, 3, strataInt32, strataNumOps);
+  strata::reduceMany(a.data(), srcs, 3, 0, strataInt32, strataSum);
+  strata::reduceMany(nullptr, nullptr, 3, 0, strataInt32, strataSum);
+  CHECK(a == std::vector<int32_t>{1, 2, 3});
+}
+
+TEST_CASE("reduceMany's result does not depend on where a range is split", "[reduce]") {
+  // The shm fabric reduces shards of a buffer at arbitrary offsets: every element must come
+  // out the same whatever block or vector lane it falls in.
+  std::mt19937_64 rng(99);
+  for (strataDataType_t type : {strataFloat16, strataFloat32, strataBfloat16, strataInt8}) {
+    const size_t ts = strata::dataTypeSize(type);
+    const size_t n = 5000;
+    const int nsrc = 7;
+    std::vector<std::vector<uint8_t>> src;
+    std::vector<const void*> ptrs;
+    for (int s = 0; s < nsrc; ++s) src.push_back(randomBytes(n * ts, rng));
+    for (const auto& v : src) ptrs.push_back(v.data());
+    std::vector<uint8_t> whole(n * ts);
+    strata::reduceMany(whole.data(), ptrs.data(), nsrc, n, type, strataSum);
+    std::vector<uint8_t> pieces(n * ts);
+    std::uniform_int_distribution<size_t> len(1, 700);
+    for (size_t at = 0; at < n;) {
+      const size_t m = std::min(len(rng), n - at);
+      std::vector<const void*> part;
+      for (const auto& v : src) part.push_back(v.data() + at * ts);
+      strata::reduceMany(pieces.data() + at * ts, part.data(), nsrc, m, type, strataSum);
+      at += m;
+    }
+    INFO("type " << strata::dataTypeName(type));
+    CHECK(whole == pieces);
+  }
+}
+
+// Equal bits, or, for sum and product, both NaN. Which payload a sum or product of several NaNs
+// carries is the one thing the variants may disagree on: x86 passes on the first operand's,
+// and the compiler may order the operands of a commutative operation differently for SSE2 and
+// AVX2. Max and min pick one of their operands, so they must agree to the bit.
+bool sameBits(strataDataType_t type, strataRedOp_t op, const uint8_t* a, const uint8_t* b) {
+  const size_t ts = strata::dataTypeSize(type);
+  if (std::memcmp(a, b, ts) == 0) return true;
+  if (op == strataMax || op == strataMin) return false;
+  if (type == strataFloat16 || type == strataBfloat16) {
+    uint16_t x, y;
+    std::memcpy(&x, a, 2);
+    std::memcpy(&y, b, 2);
+    return type == strataFloat16 ? HalfSpec::isNan(x) && HalfSpec::isNan(y)
+                                 : Bf16Spec::isNan(x) && Bf16Spec::isNan(y);
+  }
+  if (type == strataFloat32) {
+    float x, y;
+    std::memcpy(&x, a, 4);
+    std::memcpy(&y, b, 4);
+    return std::isnan(x) && std::isnan(y);
+  }
+  if (type == strataFloat64) {
+    double x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    return std::isnan(x) && std::isnan(y);
+  }
+  return false;
+}
+
+TEST_CASE("the kernel variants give the same bits, NaN payloads aside", "[reduce]") {
+  const std::vector<KernelIsa> isas = supportedIsas();
+  if (isas.size() < 2) WARN("only the portable kernels run on this CPU: nothing to compare");
+  std::mt19937_64 rng(2024);
+  const size_t n = 4099;  // blocks, vector blocks and a tail
+  for (int t = 0; t < strataNumTypes; ++t) {
+    const auto type = static_cast<strataDataType_t>(t);
+    const size_t ts = strata::dataTypeSize(type);
+    // Every bit pattern is fair: NaNs with payloads, subnormals, infinities. Source 0 starts
+    // one element in, so the variants also meet misaligned data.
+    std::vector<std::vector<uint8_t>> src;
+    for (int s = 0; s < 9; ++s) src.push_back(randomBytes((n + 1) * ts, rng));
+    std::vector<const void*> ptrs;
+    for (const auto& v : src) ptrs.push_back(v.data() + (ptrs.empty() ? ts : 0));
+    for (strataRedOp_t op : kOps) {
+      // Each kernel's output under each variant, in order: reduceMany for several source
+      // counts, reduce2 and reduceInto, then scaleDown.
+      std::vector<std::vector<uint8_t>> first;
+      for (KernelIsa isa : isas) {
+        IsaScope scope(isa);
+        std::vector<std::vector<uint8_t>> outs;
+        for (int nsrc : {2, 3, 4, 5, 6, 7, 8, 9}) {
+          std::vector<uint8_t> out(n * ts);
+          strata::reduceMany(out.data(), ptrs.data(), nsrc, n, type, op);
+          outs.push_back(out);
+        }
+        std::vector<uint8_t> out(n * ts);
+        strata::reduce2(out.data(), ptrs[0], ptrs[1], n, type, op);
+        outs.push_back(out);
+        std::memcpy(out.data(), ptrs[2], n * ts);
+        strata::reduceInto(out.data(), ptrs[3], n, type, op);
+        outs.push_back(out);
+        strata::scaleDown(out.data(), n, type, 3);
+        outs.push_back(out);
+        if (first.empty()) {
+          first = outs;
+          continue;
+        }
+        for (size_t k = 0; k < outs.size(); ++k) {
+          size_t i = 0;
+          while (i < n && sameBits(type, k + 1 == outs.size() ? strataSum : op, &outs[k][i * ts],
+                                   &first[k][i * ts]))
+            ++i;
+          std::ostringstream diff;
+          for (size_t j = 0; i < n && j < ts; ++j) {
+            diff << std::hex << static_cast<int>(outs[k][i * ts + ts - 1 - j]) << "/"
+                 << static_cast<int>(first[k][i * ts + ts - 1 - j]) << " ";
+          }
+          INFO("type " << strata::dataTypeName(type) << ", op " << strata::redOpName(op)
+                       << ", kernels " << strata::detail::kernelIsaName(isa) << " against "
+                       << strata::detail::kernelIsaName(isas[0]) << ", output " << k
+                       << " (reduceMany over 2..9 sources, reduce2, reduceInto, scaleDown)"
+                       << ", first difference at element " << i
+                       << " (bytes from the top, this/that: " << diff.str() << ")");
+          CHECK(i == n);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("datatype sizes, names and op names", "[reduce]") {

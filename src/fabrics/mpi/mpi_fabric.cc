@@ -65,6 +65,33 @@ class MpiFabric final : public Fabric {
     return Status::ok();
   }
 
+  Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
+                        strataRedOp_t op) override {
+    if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
+    const void* send = in == out ? MPI_IN_PLACE : in;
+    STRATA_MPI_CHECK(MPI_Iallreduce(send, out, static_cast<int>(count), mpiDatatype(type),
+                                    mpiOp(type, op), comm_, &request_));
+    return Status::ok();
+  }
+
+  // A failure here is kept and returned by allReduceWait.
+  void progress() override {
+    if (request_ == MPI_REQUEST_NULL || testError_ != MPI_SUCCESS) return;
+    int done = 0;
+    testError_ = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+  }
+
+  Status allReduceWait() override {
+    const int failed = testError_;
+    testError_ = MPI_SUCCESS;
+    if (failed != MPI_SUCCESS) {
+      if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+      return mpiError("MPI_Test", failed, __FILE__, __LINE__);
+    }
+    if (request_ != MPI_REQUEST_NULL) STRATA_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    return Status::ok();
+  }
+
  private:
   // MPI counts and displacements are ints. The dispatcher keeps each pass below
   // STRATA_CHUNK_BYTES (at most 1 GiB), so this only fails on a broken invariant.
@@ -86,6 +113,8 @@ class MpiFabric final : public Fabric {
   MPI_Comm comm_;  // owned by the caller
   int rank_, size_;
   std::vector<int> counts_, displs_;  // reused int copies, so no allocation per call
+  MPI_Request request_ = MPI_REQUEST_NULL;  // the allreduce in flight (allReduceStart)
+  int testError_ = MPI_SUCCESS;             // a failed MPI_Test of it, for allReduceWait
 };
 
 }  // namespace

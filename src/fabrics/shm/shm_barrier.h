@@ -10,14 +10,16 @@
 //
 // Waiting spins briefly and then yields the core: the ranks of a job often outnumber the cores
 // (oversubscribed test machines), and a spinning waiter would steal the time the rank it waits
-// for needs. `idle`, when set, is called while waiting (the dispatcher's progress hook).
+// for needs. IdleHook::idle() runs while waiting (the dispatcher's pipeline progresses the
+// inter-host allreduce in flight there).
 #pragma once
 
 #include <sched.h>
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
+
+#include "fabrics/fabric.h"
 
 namespace strata::fabric {
 
@@ -27,7 +29,7 @@ struct alignas(64) ShmBarrierState {
   std::atomic<uint32_t> generation{0};
 };
 
-inline void shmBarrier(ShmBarrierState& s, int members, const std::function<void()>* idle) {
+inline void shmBarrier(ShmBarrierState& s, int members) {
   const uint32_t gen = s.generation.load(std::memory_order_acquire);
   if (s.arrived.fetch_add(1, std::memory_order_acq_rel) == static_cast<uint32_t>(members) - 1) {
     s.arrived.store(0, std::memory_order_relaxed);
@@ -35,7 +37,7 @@ inline void shmBarrier(ShmBarrierState& s, int members, const std::function<void
     return;
   }
   for (unsigned spins = 0; s.generation.load(std::memory_order_acquire) == gen; ++spins) {
-    if (idle != nullptr && *idle) (*idle)();
+    IdleHook::idle();
     if (spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();

@@ -28,6 +28,17 @@ namespace {
 
 constexpr size_t kHeader = sizeof(ShmBarrierState) > 64 ? sizeof(ShmBarrierState) : 64;
 constexpr size_t kAlign = 64;
+// Between blocks of this many bytes a copy or reduction lets the pipeline's other fabric
+// progress (IdleHook): a 256 KiB block takes ~20-50 us, well under a network message's time.
+constexpr size_t kIdleBlockBytes = 256 << 10;
+
+void copy(void* dst, const void* src, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += kIdleBlockBytes) {
+    std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
+                std::min(kIdleBlockBytes, bytes - off));
+    IdleHook::idle();
+  }
+}
 
 char* at(void* base, size_t elements, size_t ts) { return static_cast<char*>(base) + elements * ts; }
 const char* at(const void* base, size_t elements, size_t ts) {
@@ -38,7 +49,7 @@ class ShmFabric final : public Fabric {
  public:
   ShmFabric(MPI_Comm comm, int rank, int size, size_t slotBytes)
       : comm_(comm), rank_(rank), size_(size), slotBytes_(slotBytes), slots_(2 * size),
-        srcs_(size), pos_(size + 1) {}
+        srcs_(size), blockSrcs_(size), pos_(size + 1) {}
 
   ~ShmFabric() override {
     if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
@@ -84,16 +95,16 @@ class ShmFabric final : public Fabric {
     for (size_t off = 0; off < count; off += cap) {
       const size_t n = std::min(cap, count - off);
       const int b = nextBuffer();
-      std::memcpy(slot(rank_, b), at(in, off, ts), n * ts);
+      copy(slot(rank_, b), at(in, off, ts), n * ts);
       sync();
       // My shard, with boundaries on cache lines so no two ranks write one line of slot 0.
       const size_t lo = shardStart(rank_, n, ts), hi = shardStart(rank_ + 1, n, ts);
       if (hi > lo) {
         for (int j = 0; j < size_; ++j) srcs_[j] = at(slot(j, b), lo, ts);
-        reduceMany(at(slot(0, b), lo, ts), srcs_.data(), size_, hi - lo, type, op);
+        reduce(at(slot(0, b), lo, ts), hi - lo, type, op);
       }
       sync();
-      std::memcpy(at(out, off, ts), slot(0, b), n * ts);
+      copy(at(out, off, ts), slot(0, b), n * ts);
     }
     return Status::ok();
   }
@@ -108,14 +119,14 @@ class ShmFabric final : public Fabric {
       const int b = nextBuffer();
       layout(counts, c, rounds);
       for (int j = 0; j < size_; ++j) {
-        std::memcpy(at(slot(rank_, b), pos_[j], ts), at(in, displs[j] + first(counts[j], c, rounds), ts),
+        copy(at(slot(rank_, b), pos_[j], ts), at(in, displs[j] + first(counts[j], c, rounds), ts),
                     (pos_[j + 1] - pos_[j]) * ts);
       }
       sync();
       const size_t n = pos_[rank_ + 1] - pos_[rank_];
       if (n == 0) continue;
       for (int j = 0; j < size_; ++j) srcs_[j] = at(slot(j, b), pos_[rank_], ts);
-      reduceMany(at(out, first(counts[rank_], c, rounds), ts), srcs_.data(), size_, n, type, op);
+      reduce(at(out, first(counts[rank_], c, rounds), ts), n, type, op);
     }
     return Status::ok();
   }
@@ -127,14 +138,14 @@ class ShmFabric final : public Fabric {
     for (size_t c = 0; c < rounds; ++c) {
       const int b = nextBuffer();
       layout(counts, c, rounds);
-      std::memcpy(at(slot(0, b), pos_[rank_], ts), at(in, first(counts[rank_], c, rounds), ts),
+      copy(at(slot(0, b), pos_[rank_], ts), at(in, first(counts[rank_], c, rounds), ts),
                   (pos_[rank_ + 1] - pos_[rank_]) * ts);
       sync();
       for (int j = 0; j < size_; ++j) {
         // In place, my own block already holds these bytes: skip the copy onto itself.
         char* dst = at(out, displs[j] + first(counts[j], c, rounds), ts);
         if (j == rank_ && dst == at(in, first(counts[j], c, rounds), ts)) continue;
-        std::memcpy(dst, at(slot(0, b), pos_[j], ts), (pos_[j + 1] - pos_[j]) * ts);
+        copy(dst, at(slot(0, b), pos_[j], ts), (pos_[j + 1] - pos_[j]) * ts);
       }
     }
     return Status::ok();
@@ -142,8 +153,20 @@ class ShmFabric final : public Fabric {
 
  private:
   char* slot(int member, int buffer) { return slots_[2 * member + buffer]; }
+
+  // dst = the reduction of srcs_[0..size_) (set by the caller), n elements, in idle blocks.
+  void reduce(void* dst, size_t n, strataDataType_t type, strataRedOp_t op) {
+    const size_t ts = dataTypeSize(type);
+    const size_t block = std::max<size_t>(1, kIdleBlockBytes / ts);
+    for (size_t off = 0; off < n; off += block) {
+      const size_t m = std::min(block, n - off);
+      for (int j = 0; j < size_; ++j) blockSrcs_[j] = at(srcs_[j], off, ts);
+      reduceMany(at(dst, off, ts), blockSrcs_.data(), size_, m, type, op);
+      IdleHook::idle();
+    }
+  }
   int nextBuffer() { return static_cast<int>(round_++ & 1); }
-  void sync() { shmBarrier(*barrier_, size_, nullptr); }
+  void sync() { shmBarrier(*barrier_, size_); }
 
   size_t shardStart(int member, size_t n, size_t ts) const {
     if (member >= size_) return n;
@@ -178,7 +201,7 @@ class ShmFabric final : public Fabric {
   MPI_Win win_ = MPI_WIN_NULL;
   ShmBarrierState* barrier_ = nullptr;
   std::vector<char*> slots_;         // [2 * member + buffer]
-  std::vector<const void*> srcs_;    // reused: no allocation per call
+  std::vector<const void*> srcs_, blockSrcs_;  // reused: no allocation per call
   std::vector<size_t> pos_;
   uint64_t round_ = 0;
 };

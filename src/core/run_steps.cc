@@ -1,0 +1,170 @@
+#include "core/run_steps.h"
+
+#include <algorithm>
+
+#include "common/datatype.h"
+#include "common/log.h"
+#include "common/reduce.h"
+
+namespace strata::core {
+namespace {
+
+using plan::Step;
+using plan::StepKind;
+
+char* at(void* base, size_t elements, size_t ts) { return static_cast<char*>(base) + elements * ts; }
+const char* at(const void* base, size_t elements, size_t ts) {
+  return static_cast<const char*>(base) + elements * ts;
+}
+
+// The fabric of a step: the whole communicator's, or that of the step's level group (the
+// comm's own levels, or a plan's stage groups).
+fabric::Fabric& fabricFor(strataComm& c, const std::vector<LevelGroup*>& groups, int level) {
+  return level == plan::kFlatLevel ? *c.flat : *groups[level]->fabric;
+}
+
+constexpr int kAllReduceKey = 0;
+
+const std::vector<Step>& allReduceStepsOf(strataComm& c, PlanExec& exec, size_t n) {
+  return exec.schedules.get(kAllReduceKey, n, [&] {
+    if (exec.plan.passthrough) return plan::flatAllReduceSteps(n);
+    const bool ring = exec.plan.stages.back().algorithm == "ring";
+    return plan::allReduceSteps(exec.derived, c.rank, n, ring);
+  });
+}
+
+// A piece's schedule split around its allreduce step: [begin, ar) the reduce-scatters, then
+// the allreduce when hasAr, then [gather, end) the all-gathers. A rank outside every top group
+// (irregular layouts) has no allreduce step.
+struct Split {
+  const Step* begin = nullptr;
+  const Step* ar = nullptr;
+  bool hasAr = false;
+  const Step* gather = nullptr;
+  const Step* end = nullptr;
+};
+
+Split split(const std::vector<Step>& steps) {
+  Split s;
+  s.begin = steps.data();
+  s.end = s.begin + steps.size();
+  s.ar = std::find_if(s.begin, s.end,
+                      [](const Step& x) { return x.kind != StepKind::kReduceScatter; });
+  s.hasAr = s.ar != s.end && s.ar->kind == StepKind::kAllReduce;
+  s.gather = s.hasAr ? s.ar + 1 : s.ar;
+  return s;
+}
+
+}  // namespace
+
+Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups, const Step* begin,
+                const Step* end, const void* src, void* work, strataDataType_t type,
+                strataRedOp_t op) {
+  const size_t ts = dataTypeSize(type);
+  const strataRedOp_t fop = op == strataAvg ? strataSum : op;
+  const void* in = src;
+  for (const Step* s = begin; s != end; ++s) {
+    fabric::Fabric& f = fabricFor(c, groups, s->level);
+    switch (s->kind) {
+      case StepKind::kReduceScatter:
+        STRATA_RETURN_IF_ERROR(f.reduceScatter(at(in, s->offset, ts),
+                                               at(work, s->offset + s->displs[s->index], ts),
+                                               s->counts.data(), s->displs.data(), type, fop));
+        if (op == strataAvg && s->finishesReduction) {
+          scaleDown(at(work, s->offset + s->displs[s->index], ts), s->counts[s->index], type,
+                    c.size);
+        }
+        break;
+      case StepKind::kAllReduce:
+        STRATA_RETURN_IF_ERROR(
+            f.allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop));
+        if (op == strataAvg && s->finishesReduction) {
+          scaleDown(at(work, s->offset, ts), s->count, type, c.size);
+        }
+        break;
+      case StepKind::kAllGather:
+        STRATA_RETURN_IF_ERROR(f.allGather(at(work, s->offset + s->displs[s->index], ts),
+                                           at(work, s->offset, ts), s->counts.data(),
+                                           s->displs.data(), type));
+        break;
+    }
+    in = work;  // every later step works in place
+  }
+  return Status::ok();
+}
+
+// The pipeline, for pieces k = 0..K-1:
+//   for k = 0..K: RS(k) [k < K]; wait AR(k-1) [k > 0]; start AR(k) [k < K]; AG(k-1) [k > 0]
+// so AR(k) is in flight during AG(k-1) and RS(k+1), progressed by their fabrics' waits
+// (IdleHook). Invariants: each fabric sees its collectives in the same order on every member
+// (pieces in order, RS before AG of one piece, one AR in flight per fabric); a piece's AG starts
+// only after its AR finished on this rank; and the pieces of one rank's buffer are disjoint, so
+// overlapping stages never touch the same bytes.
+Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const void* send,
+                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op) {
+  const size_t ts = dataTypeSize(type);
+  const size_t piece = std::max<size_t>(1, pieceElements);
+  const size_t pieces = (count + piece - 1) / piece;
+  const std::vector<Step>& full = allReduceStepsOf(c, exec, std::min(piece, count));
+  const std::vector<Step>& last = allReduceStepsOf(c, exec, count - (pieces - 1) * piece);
+  const Split fullSplit = split(full);
+  // Decided from what every rank knows alike (never from this rank's own steps): all members
+  // of a group must run its collectives in the same order.
+  const bool overlap = pieces > 1 && !exec.plan.passthrough && exec.plan.stages.size() > 1 &&
+                       exec.plan.stages.back().algorithm != "ring";
+  if (!overlap) {
+    // Nothing to overlap: whole pieces one after another.
+    for (size_t k = 0; k < pieces; ++k) {
+      const size_t off = k * piece;
+      const std::vector<Step>& steps = k + 1 == pieces ? last : full;
+      STRATA_RETURN_IF_ERROR(
+          runSteps(c, exec.groups, steps, at(send, off, ts), at(recv, off, ts), type, op));
+    }
+    return Status::ok();
+  }
+  const strataRedOp_t fop = op == strataAvg ? strataSum : op;
+  auto splitOf = [&](size_t k) { return k + 1 == pieces ? split(last) : fullSplit; };
+  fabric::Fabric* inFlight = nullptr;  // the fabric of AR(k-1), while it runs
+  const Step* inFlightStep = nullptr;
+  Status failed = Status::ok();
+  for (size_t k = 0; k <= pieces && failed.isOk(); ++k) {
+    const size_t off = k * piece;
+    fabric::IdleHook hook(inFlight);
+    Split sk{};
+    if (k < pieces) {
+      sk = splitOf(k);
+      failed = runSteps(c, exec.groups, sk.begin, sk.ar, at(send, off, ts), at(recv, off, ts),
+                        type, op);
+    }
+    if (inFlight != nullptr) {
+      Status st = inFlight->allReduceWait();
+      if (failed.isOk()) failed = st;
+      if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
+        scaleDown(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count, type,
+                  c.size);
+      }
+      inFlight = nullptr;
+    }
+    if (!failed.isOk()) break;
+    if (k < pieces && sk.hasAr) {
+      // Its input is the reduce-scatters' output, or the caller's buffer when there were none.
+      const void* in = sk.ar == sk.begin ? at(send, off, ts) : at(recv, off, ts);
+      fabric::Fabric& f = fabricFor(c, exec.groups, sk.ar->level);
+      failed = f.allReduceStart(at(in, sk.ar->offset, ts), at(recv, off + sk.ar->offset, ts),
+                                sk.ar->count, type, fop);
+      if (!failed.isOk()) break;
+      inFlight = &f;
+      inFlightStep = sk.ar;
+    }
+    if (k > 0) {
+      fabric::IdleHook agHook(inFlight);
+      const Split prev = splitOf(k - 1);
+      failed = runSteps(c, exec.groups, prev.gather, prev.end, at(recv, off - piece, ts),
+                        at(recv, off - piece, ts), type, op);
+    }
+  }
+  if (inFlight != nullptr) inFlight->allReduceWait();  // after a failure: leave nothing running
+  return failed;
+}
+
+}  // namespace strata::core

@@ -1,0 +1,38 @@
+// Running a schedule's steps on the fabrics of their groups: one after another (runSteps), or
+// as a software pipeline over pieces of the buffer (runPipelined).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "common/status.h"
+#include "core/comm.h"
+#include "decompose/schedule.h"
+
+namespace strata::core {
+
+// Runs steps [begin, end) on a working buffer `work`. The first step may read from `src`
+// instead (an out-of-place allreduce), so that the input is never copied:
+//   reduce-scatter: input is the step's range, output this rank's block within it;
+//   allreduce:      input and output are the step's range;
+//   all-gather:     in place, from this rank's block to the whole range.
+// strataAvg is combined as a sum; the step that finishes the reduction divides by the rank
+// count, once (every element passes through exactly one such step).
+Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups, const plan::Step* begin,
+                const plan::Step* end, const void* src, void* work, strataDataType_t type,
+                strataRedOp_t op);
+
+inline Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups,
+                       const std::vector<plan::Step>& steps, const void* src, void* work,
+                       strataDataType_t type, strataRedOp_t op) {
+  return runSteps(c, groups, steps.data(), steps.data() + steps.size(), src, work, type, op);
+}
+
+// The allreduce of `count` elements under `exec`, cut into pieces of `pieceElements`, with the
+// allreduce step of piece k (the slow, inter-host stage) in flight while this rank runs the
+// all-gathers of piece k-1 and the reduce-scatters of piece k+1. Falls back to one piece after
+// another when the schedule has no allreduce step (a ring top stage) or there is one piece.
+Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const void* send,
+                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op);
+
+}  // namespace strata::core

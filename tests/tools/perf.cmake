@@ -1,0 +1,59 @@
+# strata-perf, run as a user runs it (ctest -L tools); included from tests/tools/CMakeLists.txt.
+#
+#   tools.strata_perf.<case>   test_strata_perf.sh <case>: --help, argument errors (alone and
+#                              under mpiexec), an unwritable --json, the -c 1 sweeps below,
+#                              --vs mpi (ratio columns, JSON, CSV, MPI's results checked) and
+#                              --png / tools/plot (skipped without gnuplot)
+#
+#   check_<collective>_<layout>_<op>: float, half, bfloat16 and int8 on 2 ranks (2r) and on 4
+#   ranks as 2 emulated hosts (4r2h), ops sum, avg and max (allgather has no op).
+#
+# Cases that start mpiexec are labelled mpi and run serially, as tests/mpi's do.
+if(NOT TARGET strata-perf)
+  return()
+endif()
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+set(STRATA_PERF_TEST_ENV
+  STRATA_TOPO_FILE=unset:
+  STRATA_HOSTNAME=unset:
+  STRATA_CHUNK_BYTES=unset:
+  STRATA_PLAN_FILE=unset:
+  STRATA_PLAN_DUMP_FILE=unset:
+  STRATA_DEBUG=unset:
+  STRATA_DEBUG_SUBSYS=unset:
+  "PERF_BIN=set:$<TARGET_FILE:strata-perf>"
+  PERF_PLOT=set:${PROJECT_SOURCE_DIR}/tools/plot
+  HOSTNAME_BY_RANK=set:${PROJECT_SOURCE_DIR}/tests/mpi/hostname_by_rank.sh
+  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
+  PYTHON=set:${Python3_EXECUTABLE}
+  OMPI_ALLOW_RUN_AS_ROOT=set:1
+  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
+  OMPI_MCA_btl=set:self,vader
+  OMPI_MCA_pml=set:ob1
+  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+
+set(STRATA_PERF_CASES help bad_arguments)
+set(STRATA_PERF_MPI_CASES bad_flag_mpi bad_output vs_mpi plot)
+foreach(layout 2r 4r2h)
+  foreach(coll allreduce reducescatter)
+    foreach(op sum avg max)
+      list(APPEND STRATA_PERF_MPI_CASES check_${coll}_${layout}_${op})
+    endforeach()
+  endforeach()
+  list(APPEND STRATA_PERF_MPI_CASES check_allgather_${layout}_sum)
+endforeach()
+
+foreach(case IN LISTS STRATA_PERF_CASES STRATA_PERF_MPI_CASES)
+  add_test(NAME tools.strata_perf.${case}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_perf.sh ${case})
+  set_tests_properties(tools.strata_perf.${case} PROPERTIES
+    ENVIRONMENT_MODIFICATION "${STRATA_PERF_TEST_ENV}")
+  if(case IN_LIST STRATA_PERF_MPI_CASES)
+    set_tests_properties(tools.strata_perf.${case} PROPERTIES
+      LABELS "tools;mpi" RUN_SERIAL TRUE TIMEOUT 120)
+  else()
+    set_tests_properties(tools.strata_perf.${case} PROPERTIES LABELS "tools;unit" TIMEOUT 60)
+  endif()
+endforeach()
+set_tests_properties(tools.strata_perf.plot PROPERTIES SKIP_RETURN_CODE 77)

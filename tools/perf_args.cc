@@ -1,0 +1,213 @@
+#include "perf_args.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+#include <utility>
+
+#include "common/datatype.h"
+
+namespace strata::tools {
+namespace {
+
+constexpr size_t kMaxSizes = 1000;
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// nccl-tests' names first (the ones it prints), then aliases.
+const std::vector<std::pair<std::string, strataDataType_t>>& typeNames() {
+  static const std::vector<std::pair<std::string, strataDataType_t>> names = {
+      {"int8", strataInt8},         {"uint8", strataUint8},     {"int32", strataInt32},
+      {"uint32", strataUint32},     {"int64", strataInt64},     {"uint64", strataUint64},
+      {"half", strataFloat16},      {"float", strataFloat32},   {"double", strataFloat64},
+      {"bfloat16", strataBfloat16}, {"char", strataInt8},       {"int", strataInt32},
+      {"float16", strataFloat16},   {"fp16", strataFloat16},    {"float32", strataFloat32},
+      {"fp32", strataFloat32},      {"float64", strataFloat64}, {"fp64", strataFloat64},
+      {"bf16", strataBfloat16}};
+  return names;
+}
+
+const std::vector<std::pair<std::string, strataRedOp_t>>& opNames() {
+  static const std::vector<std::pair<std::string, strataRedOp_t>> names = {{"sum", strataSum},
+                                                                           {"prod", strataProd},
+                                                                           {"max", strataMax},
+                                                                           {"min", strataMin},
+                                                                           {"avg", strataAvg}};
+  return names;
+}
+
+const std::vector<std::pair<std::string, Collective>>& collectiveNames() {
+  static const std::vector<std::pair<std::string, Collective>> names = {
+      {"allreduce", Collective::kAllReduce},          {"reducescatter", Collective::kReduceScatter},
+      {"allgather", Collective::kAllGather},          {"all_reduce", Collective::kAllReduce},
+      {"reduce_scatter", Collective::kReduceScatter}, {"all_gather", Collective::kAllGather}};
+  return names;
+}
+
+template <typename T>
+std::string nameList(const std::vector<std::pair<std::string, T>>& names) {
+  std::string s;
+  for (const auto& [name, value] : names) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+template <typename T>
+Status lookup(const std::vector<std::pair<std::string, T>>& names, const std::string& flag,
+              const std::string& what, const std::string& text, T* out) {
+  const std::string key = lower(text);
+  for (const auto& [name, value] : names) {
+    if (name == key) {
+      *out = value;
+      return Status::ok();
+    }
+  }
+  return invalidArgument(flag + ": unknown " + what + " '" + text + "'; expected one of " +
+                         nameList(names));
+}
+
+bool labelChar(char ch) {
+  return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.' ||
+         ch == '+';
+}
+
+Status resolveVs(PerfOptions* o) {
+  if (o->vs.empty()) {
+    if (!o->vsLabel.empty()) return invalidArgument("--vs-label needs --vs mpi");
+    return Status::ok();
+  }
+  if (o->vs != "mpi") {
+    return invalidArgument("--vs: unknown comparison '" + o->vs + "'; expected mpi");
+  }
+  if (o->vsLabel.empty()) o->vsLabel = o->vs;
+  if (o->vsLabel == "strata" || !std::all_of(o->vsLabel.begin(), o->vsLabel.end(), labelChar)) {
+    return invalidArgument("--vs-label '" + o->vsLabel +
+                           "': use letters, digits and _ - . + only, and not 'strata'");
+  }
+  if (o->type == strataFloat16 || o->type == strataBfloat16) {
+    return invalidArgument(std::string("--vs mpi: MPI has no ") + perfTypeName(o->type) +
+                           " type, so there is nothing to compare with; use -d float, double or "
+                           "an integer type");
+  }
+  // MPI counts are int: the largest call must fit.
+  if (o->maxBytes / dataTypeSize(o->type) > static_cast<size_t>(INT_MAX)) {
+    return invalidArgument("--vs mpi: -e " + o->maxText + " of " + perfTypeName(o->type) +
+                           " is more than INT_MAX elements, which MPI calls cannot take");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "allreduce";
+    case Collective::kReduceScatter:
+      return "reducescatter";
+    case Collective::kAllGather:
+      return "allgather";
+  }
+  return "unknown";
+}
+
+const char* perfTypeName(strataDataType_t t) {
+  for (const auto& [name, value] : typeNames()) {
+    if (value == t) return name.c_str();  // the first match is nccl-tests' name
+  }
+  return "unknown";
+}
+
+const char* perfOpName(const PerfOptions& o) {
+  if (o.coll == Collective::kAllGather) return "none";
+  return redOpName(o.redop);
+}
+
+StatusOr<size_t> parsePerfSize(const std::string& flag, const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  const std::string suffix = lower(text.substr(digits));
+  int shift = -1;
+  if (suffix.empty() || suffix == "b") shift = 0;
+  if (suffix == "k" || suffix == "kb" || suffix == "kib") shift = 10;
+  if (suffix == "m" || suffix == "mb" || suffix == "mib") shift = 20;
+  if (suffix == "g" || suffix == "gb" || suffix == "gib") shift = 30;
+  if (digits == 0 || shift < 0 || digits > 12) {
+    return invalidArgument(flag + " '" + text +
+                           "': expected bytes with an optional K, M or G (binary) suffix, e.g. "
+                           "8, 64K or 16M");
+  }
+  const unsigned long long value = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
+  if (value > (1ull << 40) >> shift) {
+    return invalidArgument(flag + " '" + text + "': more than 1T");
+  }
+  return static_cast<size_t>(value << shift);
+}
+
+Status resolveOptions(PerfOptions* o) {
+  STRATA_RETURN_IF_ERROR(
+      lookup(collectiveNames(), "-t/--collective", "collective", o->collective, &o->coll));
+  STRATA_RETURN_IF_ERROR(lookup(typeNames(), "-d/--datatype", "datatype", o->datatype, &o->type));
+  STRATA_RETURN_IF_ERROR(lookup(opNames(), "-o/--op", "op", o->op, &o->redop));
+  STRATA_ASSIGN_OR_RETURN(o->minBytes, parsePerfSize("-b/--minbytes", o->minText));
+  STRATA_ASSIGN_OR_RETURN(o->maxBytes, parsePerfSize("-e/--maxbytes", o->maxText));
+  STRATA_ASSIGN_OR_RETURN(o->stepBytes, parsePerfSize("-i/--stepbytes", o->stepText));
+  if (o->maxBytes < o->minBytes) {
+    return invalidArgument("-e/--maxbytes " + o->maxText + " is below -b/--minbytes " + o->minText);
+  }
+  if (o->stepFactor > 1 && o->minBytes == 0) {
+    return invalidArgument("-b/--minbytes 0 with -f/--stepfactor " + std::to_string(o->stepFactor) +
+                           " never grows; start at 1 or more");
+  }
+  if (o->stepFactor <= 1 && o->stepBytes == 0) {
+    return invalidArgument("-i/--stepbytes 0 never grows; give a step above 0 or -f 2");
+  }
+  // nccl-tests' sweep: size *= factor when the factor is above 1, else size += step.
+  o->sizes.clear();
+  for (size_t s = o->minBytes; s <= o->maxBytes;) {
+    o->sizes.push_back(s);
+    if (o->sizes.size() > kMaxSizes) {
+      return invalidArgument("-b " + o->minText + " to -e " + o->maxText + " makes more than " +
+                             std::to_string(kMaxSizes) + " sizes; raise -f or -i");
+    }
+    const size_t next =
+        o->stepFactor > 1 ? s * static_cast<size_t>(o->stepFactor) : s + o->stepBytes;
+    if (next <= s) break;  // overflow
+    s = next;
+  }
+  return resolveVs(o);
+}
+
+Geometry geometryFor(Collective c, size_t sizeBytes, size_t typeSize, int nranks) {
+  const size_t n = static_cast<size_t>(nranks);
+  const size_t count = sizeBytes / typeSize;
+  Geometry g;
+  switch (c) {
+    case Collective::kAllReduce:
+      g.count = g.sendCount = g.recvCount = count;
+      break;
+    case Collective::kReduceScatter:
+      g.count = g.recvCount = count / n;
+      g.sendCount = g.count * n;
+      break;
+    case Collective::kAllGather:
+      g.count = g.sendCount = count / n;
+      g.recvCount = g.count * n;
+      break;
+  }
+  g.bytes = std::max(g.sendCount, g.recvCount) * typeSize;
+  return g;
+}
+
+bool firstProcess() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return std::string(v) == "0";
+  }
+  return true;
+}
+
+}  // namespace strata::tools

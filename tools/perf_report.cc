@@ -1,0 +1,207 @@
+#include "perf_report.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+
+namespace strata::tools {
+namespace {
+
+constexpr int kMaxRankLines = 64;
+constexpr const char* kTimeUnits[] = {"rank 0", "mean over ranks", "min over ranks",
+                                      "max over ranks"};
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+// A number in `width` characters with as many decimals as fit (2, 1, 0, then an exponent), as
+// nccl-tests prints times and bandwidths.
+std::string fit(double value, int width) {
+  int digits = 0;
+  for (double v = 1; value >= v && digits < 40; v *= 10) ++digits;
+  if (digits < width - 2) return format("%*.2f", width, value);
+  if (digits < width - 1) return format("%*.1f", width, value);
+  if (digits < width + 1) return format("%*.0f", width, value);
+  return format("%*.0e", width, value);
+}
+
+std::string wrongText(long long wrong) {
+  return wrong < 0 ? "   N/A" : format("%6g", static_cast<double>(wrong));
+}
+
+// Out-of-place and in-place columns, nccl-tests' body: time, algbw, busbw, #wrong.
+std::string body(const Measurement& m) {
+  return "  " + fit(m.timeUs, 7) + "  " + fit(m.algbw, 6) + "  " + fit(m.busbw, 6) + "  " +
+         wrongText(m.wrong);
+}
+
+// The comparison's columns: time, busbw, #wrong, and its time over strata's.
+std::string vsBody(const Measurement& vs, const Measurement& strata) {
+  const double ratio = strata.timeUs > 0 ? vs.timeUs / strata.timeUs : 0;
+  return "  " + fit(vs.timeUs, 7) + "  " + fit(vs.busbw, 6) + "  " + wrongText(vs.wrong) + "  " +
+         fit(ratio, 6);
+}
+
+// `title` centred over a group of columns `width` wide.
+std::string centred(const std::string& title, size_t width) {
+  if (title.size() >= width) return title;
+  const size_t left = (width - title.size()) / 2;
+  return std::string(left, ' ') + title + std::string(width - title.size() - left, ' ');
+}
+
+std::string rankRange(const std::vector<int>& ranks) {
+  bool contiguous = true;
+  for (size_t i = 1; i < ranks.size(); ++i) contiguous &= ranks[i] == ranks[i - 1] + 1;
+  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]);
+  if (contiguous) {
+    return "ranks " + std::to_string(ranks.front()) + "-" + std::to_string(ranks.back());
+  }
+  return std::to_string(ranks.size()) + " ranks";
+}
+
+const char* vsCallName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "MPI_Allreduce";
+    case Collective::kReduceScatter:
+      return "MPI_Reduce_scatter_block";
+    case Collective::kAllGather:
+      return "MPI_Allgather";
+  }
+  return "";
+}
+
+}  // namespace
+
+PerfSummary summarize(const PerfOptions& o, const std::vector<PerfRow>& rows) {
+  PerfSummary s;
+  double logRatios = 0;
+  int ratios = 0, n = 0;
+  for (const PerfRow& r : rows) {
+    for (int p = 0; p < 2; ++p) {
+      s.avgBusbw += r.strata[p].busbw;
+      s.avgBusbwVs += r.vs[p].busbw;
+      ++n;
+      for (const Measurement* m : {&r.strata[p], &r.vs[p]}) {
+        if (m->wrong > 0) {
+          ++s.outOfBounds;
+          s.wrongTotal += m->wrong;
+        }
+      }
+      if (!o.vs.empty() && r.strata[p].timeUs > 0 && r.vs[p].timeUs > 0) {
+        logRatios += std::log(r.vs[p].timeUs / r.strata[p].timeUs);
+        ++ratios;
+      }
+    }
+  }
+  if (n > 0) {
+    s.avgBusbw /= n;
+    s.avgBusbwVs /= n;
+  }
+  if (ratios > 0) s.ratioGeomean = std::exp(logRatios / ratios);
+  return s;
+}
+
+std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
+  std::string t;
+  t += format("# strata-perf version %s strata-library=%d\n", m.version.c_str(), m.versionCode);
+  t += format("# Collective test starting: strata-perf %s\n", collectiveName(o.coll));
+  t += format(
+      "# nRanks %d nHosts %zu minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
+      "iters: %d repeat: %d validation: %d time: %s\n",
+      m.nranks, m.hosts.size(), o.minBytes, o.maxBytes,
+      o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
+      o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.repeat, o.check,
+      kTimeUnits[o.average]);
+  t += format("# Datatype %s, op %s\n", perfTypeName(o.type), perfOpName(o));
+  if (!o.vs.empty()) {
+    t += format(
+        "# Compared with: %s (label %s): %s on the same communicator and buffers, "
+        "alternating with strata every repeat; ratio = %s time / strata time (> 1: "
+        "strata faster)\n",
+        o.vs.c_str(), o.vsLabel.c_str(), vsCallName(o.coll), o.vsLabel.c_str());
+  }
+  t += "#\n# Using hosts:";
+  for (const std::string& h : m.hosts) {
+    std::vector<int> ranks;
+    for (int r = 0; r < static_cast<int>(m.rankHosts.size()); ++r) {
+      if (m.rankHosts[r] == h) ranks.push_back(r);
+    }
+    t += " " + h + " (" + rankRange(ranks) + ")";
+  }
+  t += "\n# Hierarchy (strataCommDescribe):\n";
+  size_t start = 0;
+  while (start < m.hierarchy.size()) {
+    size_t end = m.hierarchy.find('\n', start);
+    if (end == std::string::npos) end = m.hierarchy.size();
+    t += "#   " + m.hierarchy.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  t += "#\n# Using ranks\n";
+  for (int r = 0; r < m.nranks && r < kMaxRankLines; ++r) {
+    t += format("#  Rank %2d Pid %6d on %10s\n", r, m.rankPids[r], m.rankHosts[r].c_str());
+  }
+  if (m.nranks > kMaxRankLines) {
+    t += format("#  ... and %d ranks more\n", m.nranks - kMaxRankLines);
+  }
+  return t;
+}
+
+std::string formatTableHeader(const PerfOptions& o) {
+  const bool vs = !o.vs.empty();
+  const size_t vsWidth = 2 + 7 + 2 + 6 + 2 + 6 + 2 + 6;
+  std::string l1 = format(
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                  "
+      "     in-place          ",
+      "", "", "", "", "");
+  std::string l2 = format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s",
+                          "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+                          "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::string l3 = format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s",
+                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+                          "(GB/s)", "(GB/s)", "");
+  if (vs) {
+    for (const char* where : {"out-of-place", "in-place"}) {
+      l1 += centred(o.vsLabel + " " + where, vsWidth);
+      l2 += format("  %7s  %6s  %6s  %6s", "time", "busbw", "#wrong", "ratio");
+      l3 += format("  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "", "(x)");
+    }
+  }
+  return "#\n" + l1 + "\n" + l2 + " \n" + l3 + " \n";
+}
+
+std::string formatRow(const PerfOptions& o, const PerfRow& row) {
+  std::string t = format("%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, perfTypeName(o.type),
+                         perfOpName(o), -1);
+  t += body(row.strata[kOutOfPlace]) + body(row.strata[kInPlace]);
+  if (!o.vs.empty()) {
+    t += vsBody(row.vs[kOutOfPlace], row.strata[kOutOfPlace]);
+    t += vsBody(row.vs[kInPlace], row.strata[kInPlace]);
+  }
+  return t + "\n";
+}
+
+std::string formatFooter(const PerfOptions& o, const PerfSummary& s) {
+  std::string t;
+  t += format("# %-20s : %d %s\n", "Out of bounds values", s.outOfBounds,
+              s.outOfBounds != 0 ? "FAILED" : "OK");
+  t += format("# %-20s : %g \n", "Avg bus bandwidth", s.avgBusbw);
+  if (!o.vs.empty()) {
+    t += format("# %-20s : %g \n", ("Avg bus bw " + o.vsLabel).c_str(), s.avgBusbwVs);
+    t += format("# %-20s : %g (geometric mean of %s time / strata time; > 1: strata faster)\n",
+                "Time ratio", s.ratioGeomean, o.vsLabel.c_str());
+  }
+  t += "#\n";
+  t += format("# Collective test concluded: strata-perf %s\n", collectiveName(o.coll));
+  return t;
+}
+
+}  // namespace strata::tools

@@ -1,0 +1,282 @@
+// strata-perf: nccl-tests for strata. Under mpirun it times strataAllReduce,
+// strataReduceScatter or strataAllGather over a sweep of sizes, out of place and in place, and
+// prints nccl-tests' table (size, count, type, redop, root, time, algbw, busbw, #wrong), so its
+// output reads, and parses, like all_reduce_perf's. With --vs mpi it times MPI's own collective
+// on the same communicator and buffers in the same run, alternating with strata.
+//
+// It uses only the public API (strataCommInitMPI, the collectives, strataCommDescribe), plus the
+// host name strata groups ranks by, for the header.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/env.h"
+#include "core/init.h"
+#include "perf_args.h"
+#include "perf_bench.h"
+#include "perf_export.h"
+#include "perf_plot.h"
+#include "perf_report.h"
+#include "strata/strata_mpi.h"
+#include "tool_main.h"
+#include "topology/detect.h"
+
+namespace strata::tools {
+namespace {
+
+constexpr size_t kHostChars = 256;
+constexpr double kProgressSeconds = 5;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "strata-perf: error: %s\n", message.c_str());
+  return 1;
+}
+
+// Host names and pids of every rank, the hierarchy and the version, on rank 0.
+PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int argc, char** argv) {
+  PerfMeta m;
+  m.nranks = nranks;
+  strataGetVersion(&m.versionCode);
+  m.version = std::to_string(m.versionCode / 10000) + "." +
+              std::to_string(m.versionCode / 100 % 100) + "." + std::to_string(m.versionCode % 100);
+  std::vector<char> host(kHostChars, '\0');
+  const std::string mine = topo::localHostName(env::getString("STRATA_HOSTNAME"));
+  mine.copy(host.data(), kHostChars - 1);
+  std::vector<char> hosts(rank == 0 ? kHostChars * nranks : 1);
+  MPI_Gather(host.data(), kHostChars, MPI_CHAR, hosts.data(), kHostChars, MPI_CHAR, 0, mpi);
+  int pid = static_cast<int>(getpid());
+  m.rankPids.resize(rank == 0 ? nranks : 1);
+  MPI_Gather(&pid, 1, MPI_INT, m.rankPids.data(), 1, MPI_INT, 0, mpi);
+  if (rank != 0) return m;
+  for (int r = 0; r < nranks; ++r) {
+    m.rankHosts.emplace_back(&hosts[static_cast<size_t>(r) * kHostChars]);
+    bool seen = false;
+    for (const std::string& h : m.hosts) seen |= h == m.rankHosts.back();
+    if (!seen) m.hosts.push_back(m.rankHosts.back());
+  }
+  std::vector<char> text(1 << 16);
+  if (strataCommDescribe(comm, text.data(), text.size()) == strataSuccess) {
+    m.hierarchy = text.data();
+    while (!m.hierarchy.empty() && m.hierarchy.back() == '\n') m.hierarchy.pop_back();
+  }
+  for (int i = 0; i < argc; ++i) m.argv.emplace_back(argv[i]);
+  return m;
+}
+
+// The sweep on a communicator every rank made. Returns the exit code (the same on every rank).
+int sweep(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, const PerfMeta& meta,
+          const std::string& jsonPath) {
+  int rank = 0;
+  MPI_Comm_rank(mpi, &rank);
+  const bool root = rank == 0;
+  StatusOr<std::unique_ptr<Bench>> bench = Bench::create(o, comm, mpi);
+  if (!bench.isOk()) return root ? fail(bench.status().message()) : 1;
+  if (root) {
+    std::fputs((formatPreamble(o, meta) + formatTableHeader(o)).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  // Progress on stderr, rank 0: every size on a terminal, else at most every few seconds.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const double start = MPI_Wtime();
+  double lastProgress = start;
+  std::vector<PerfRow> rows;
+  std::string error;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    const double now = MPI_Wtime();
+    if (root && (tty || now - lastProgress >= kProgressSeconds)) {
+      std::fprintf(stderr, "# [%zu/%zu] %zu B ... (%.0f s)\n", i + 1, o.sizes.size(), o.sizes[i],
+                   now - start);
+      lastProgress = now;
+    }
+    PerfRow row;
+    const Status s = bench.value()->runSize(o.sizes[i], &row);
+    if (!s.isOk()) {
+      error = s.message() + " (at -b size " + std::to_string(o.sizes[i]) + " B)";
+      break;
+    }
+    rows.push_back(row);
+    if (root) {
+      std::fputs(formatRow(o, row).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  int code = error.empty() ? 0 : 1;
+  if (root) {
+    const PerfSummary summary = summarize(o, rows);
+    std::fputs(formatFooter(o, summary).c_str(), stdout);
+    std::fflush(stdout);
+    if (!error.empty()) fail(error);
+    if (summary.outOfBounds > 0) {
+      code = fail(std::to_string(summary.wrongTotal) + " wrong elements in " +
+                  std::to_string(summary.outOfBounds) + " results (#wrong column)");
+    }
+    if (!jsonPath.empty()) {
+      const Status w = writeJson(jsonPath, o, meta, rows, summary, error);
+      if (!w.isOk()) code = fail(w.message());
+    }
+    if (!o.csv.empty()) {
+      const Status w = writeCsv(o.csv, o, meta, rows);
+      if (!w.isOk()) code = fail(w.message());
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, mpi);
+  return code;
+}
+
+// Rank 0 writes the files: find an unwritable one before the sweep, not after it.
+Status checkOutputs(const PerfOptions& o) {
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--json", o.json},
+                                   {"--csv", o.csv},
+                                   {"--png", o.png}}) {
+    if (!path.empty()) STRATA_RETURN_IF_ERROR(checkWritable(flag, path));
+  }
+  return o.png.empty() ? Status::ok() : plotReady();
+}
+
+int run(const PerfOptions& o, int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  int rank = 0, nranks = 1;
+  MPI_Comm mpi = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &mpi);
+  MPI_Comm_set_errhandler(mpi, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(mpi, &rank);
+  MPI_Comm_size(mpi, &nranks);
+  // --png without --json: the JSON goes to a temporary file for the plot.
+  std::string jsonPath = o.json;
+  bool tempJson = false;
+  Status ready = rank == 0 ? checkOutputs(o) : Status::ok();
+  if (ready.isOk() && rank == 0 && !o.png.empty() && jsonPath.empty()) {
+    char name[] = "/tmp/strata-perf-XXXXXX.json";
+    const int fd = mkstemps(name, 5);
+    if (fd < 0) ready = systemError("--png: cannot make a temporary JSON file in /tmp");
+    if (fd >= 0) close(fd);
+    jsonPath = name;
+    tempJson = fd >= 0;
+  }
+  ready = core::agree(mpi, ready);
+  int code = 1;
+  strataComm_t comm = nullptr;
+  if (!ready.isOk()) {
+    if (rank == 0) fail(ready.message());
+  } else if (strataCommInitMPI(&comm, mpi) != strataSuccess) {
+    if (rank == 0)
+      fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
+  } else {
+    const PerfMeta meta = gatherMeta(comm, mpi, rank, nranks, *argc, *argv);
+    code = sweep(o, comm, mpi, meta, jsonPath);
+    strataCommDestroy(comm);
+  }
+  MPI_Comm_free(&mpi);
+  MPI_Finalize();
+  if (rank == 0 && !o.png.empty() && ready.isOk()) {
+    const Status plotted = runPlot(jsonPath, o.png, o.title);
+    if (!plotted.isOk()) code = fail(plotted.message());
+  }
+  if (tempJson) std::remove(jsonPath.c_str());
+  return code;
+}
+
+constexpr const char* kFooter =
+    R"(Output (stdout, rank 0), as nccl-tests' all_reduce_perf prints it:
+  size     bytes of the whole array: allreduce count*typesize; reducescatter the input and
+           allgather the output of one rank, i.e. nranks*count*typesize
+  count    the count the call takes: elements per rank for reducescatter and allgather
+  time     mean time per call in us (-a: of rank 0, or the mean/min/max over ranks); with -R,
+           the median of the repeats
+  algbw    size / time, in GB/s (1e9 bytes/s)
+  busbw    allreduce: algbw * 2(n-1)/n; reducescatter, allgather: algbw * (n-1)/n
+  #wrong   elements that differ from the exact result (-c), summed over ranks; N/A with -c 0
+  out-of-place columns, then in-place (allreduce send == recv; reducescatter
+  recv == send + rank*count; allgather send == recv + rank*count)
+With --vs mpi, four more columns per placement: the MPI call's time, busbw, #wrong and ratio =
+MPI time / strata time (> 1: strata is faster). MPI_Allreduce, MPI_Reduce_scatter_block and
+MPI_Allgather run on the same communicator and buffers; avg is MPI_SUM then a division. Each
+repeat (-R) times strata, then MPI, so both see the same machine. MPI has no half or bfloat16.
+The last lines: "# Out of bounds values : N OK|FAILED" (results with wrong elements) and
+"# Avg bus bandwidth    : X" (strata's, over every row, out of place and in place).
+Exit status 1 when a result is wrong, a call fails, or a file cannot be written.
+
+Examples:
+  mpirun -n 4 strata-perf -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -d float -o sum -t allreduce
+  mpirun -n 16 strata-perf -b 1K -e 256M -f 4 --vs mpi -R 3 --json ar.json --png ar.png
+  mpirun -n 16 --mca coll_han_priority 100 strata-perf -b 1K -e 256M -f 4 --vs mpi \
+      --vs-label han --json han.json
+  tools/plot -o both.png --title "16 ranks" ar.json han.json)";
+
+}  // namespace
+}  // namespace strata::tools
+
+int main(int argc, char** argv) {
+  using strata::tools::PerfOptions;
+  PerfOptions o;
+  CLI::App app{
+      "strata-perf: time strata's collectives over a sweep of sizes, as nccl-tests does, and "
+      "optionally MPI's own in the same run. Run it under mpirun."};
+  app.footer(strata::tools::kFooter);
+  app.add_option("-b,--minbytes", o.minText, "smallest size (bytes; K, M, G suffixes: binary)")
+      ->type_name("SIZE")
+      ->capture_default_str();
+  app.add_option("-e,--maxbytes", o.maxText, "largest size")
+      ->type_name("SIZE")
+      ->capture_default_str();
+  app.add_option("-i,--stepbytes", o.stepText, "size increment when -f is 1")
+      ->type_name("SIZE")
+      ->capture_default_str();
+  app.add_option("-f,--stepfactor", o.stepFactor, "size multiplication factor (1: add -i)")
+      ->check(CLI::Range(1LL, 1LL << 20))
+      ->capture_default_str();
+  app.add_option("-n,--iters", o.iters, "timed calls per size and placement")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("-w,--warmup_iters", o.warmup, "untimed calls first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("-c,--check", o.check, "check iterations: exact expected results (0: no check)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("-d,--datatype", o.datatype,
+                 "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double (aliases: "
+                 "float16 fp16 bf16 float32 float64 int char)")
+      ->capture_default_str();
+  app.add_option("-o,--op", o.op, "sum prod max min avg (ignored by allgather)")
+      ->capture_default_str();
+  app.add_option("-t,--collective", o.collective, "allreduce, reducescatter or allgather")
+      ->capture_default_str();
+  app.add_option("-a,--average", o.average,
+                 "time reported: 0 rank 0's, 1 the mean over ranks, 2 the min, 3 the max")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  app.add_option("-R,--repeat", o.repeat,
+                 "repeat each size's measurement N times (strata and --vs alternating); the "
+                 "median is reported, the JSON keeps all")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--vs", o.vs, "also time MPI's collective in the same run: mpi")->type_name("mpi");
+  app.add_option("--vs-label", o.vsLabel,
+                 "name of the comparison in the header, JSON and plots (default: mpi), e.g. han "
+                 "for a run with --mca coll_han_priority 100")
+      ->type_name("NAME");
+  app.add_option("--json", o.json, "write the rows as JSON (rank 0)")->type_name("FILE");
+  app.add_option("--csv", o.csv, "write the rows as CSV (rank 0)")->type_name("FILE");
+  app.add_option("--png", o.png, "plot busbw against size with tools/plot (needs gnuplot)")
+      ->type_name("FILE");
+  app.add_option("--title", o.title, "title of the --png plot")->type_name("TEXT");
+  const bool printer = strata::tools::firstProcess();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (100 and up) would read like a crash next to MPI's; an error is 1.
+    const int code = printer ? app.exit(e) : e.get_exit_code();
+    return code == 0 ? 0 : 1;
+  }
+  const strata::Status resolved = strata::tools::resolveOptions(&o);
+  if (!resolved.isOk()) return printer ? strata::tools::fail(resolved.message()) : 1;
+  return strata::tools::guardedMain("strata-perf",
+                                    [&] { return strata::tools::run(o, &argc, &argv); });
+}
