@@ -87,6 +87,44 @@ AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int 
           sent};
 }
 
+// The shm fabric (fabrics/shm): members copy into shared slots, meet at a barrier (alpha per
+// member: every arrival moves one shared cache line) and read each other's slots. An allreduce
+// of up to kShmDirectBytes takes one barrier and every member reduces the whole range; above,
+// two barriers, each member reduces a 1/g shard, and everyone copies the result out:
+// copy-in n + shard reads n + copy-out n.
+constexpr double kShmDirectBytes = 16 << 10;
+
+AllReduceCost shmAllReduce(int g, double n, const topo::LinkModel& link,
+                           const CostParams& params) {
+  const double a = alphaUs(link) * g, b = betaEffUsPerByte(link, 1);
+  if (n <= kShmDirectBytes) return {a + (n + g * n) * b + reduceUs((g - 1) * n, params), n};
+  return {2 * a + 3 * n * b + reduceUs(n * (g - 1) / g, params), n};
+}
+
+double shmReduceScatterUs(int g, double n, const topo::LinkModel& link, const CostParams& params) {
+  if (g <= 1) return 0;
+  const double b = betaEffUsPerByte(link, 1);
+  return alphaUs(link) * g + 2 * n * b + reduceUs(n * (g - 1) / g, params);
+}
+
+double shmAllGatherUs(int g, double n, const topo::LinkModel& link) {
+  if (g <= 1) return 0;
+  return alphaUs(link) * g + (n / g + n) * betaEffUsPerByte(link, 1);
+}
+
+// MPI between ranks of one host (Open MPI's vader) passes every message through a shared
+// FIFO in fragments: a copy in and a copy out per byte plus a handshake per fragment, and a
+// send/receive handshake per round. A third of the copy rate is what strata-perf measured for
+// MPI_Allreduce against the shm fabric (1.7-3.5x slower above 2 KiB on 4-8 ranks).
+topo::LinkModel mpiOver(const topo::LinkModel& link) {
+  topo::LinkModel out = usable(link);
+  if (link.kind == topo::LinkKind::kSharedMemory) {
+    out.bandwidthGBps /= 3;
+    out.latencyUs *= 2;
+  }
+  return out;
+}
+
 // The allreduce `algorithm` ("ring", "rhd", "direct", or anything else: the cheapest) over one
 // group; `chosen` gets the algorithm costed.
 AllReduceCost allReduce(const std::string& algorithm, int g, double n, const topo::LinkModel& link,
@@ -198,8 +236,8 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
     c.label = "allreduce@all";
     c.groupSize = h.numRanks();
     c.bytes = bytes;
-    const AllReduceCost ar =
-        allReduce("auto", c.groupSize, bytes, stageLink(h, all), 1, params, &c.algorithm);
+    const AllReduceCost ar = allReduce("auto", c.groupSize, bytes, mpiOver(stageLink(h, all)), 1,
+                                       params, &c.algorithm);
     c.us = ar.us;
     c.bytesMoved = ar.bytesSent;
     out.stages.push_back(c);
@@ -212,7 +250,8 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
   for (int j = 0; j < m; ++j) {
     const Stage& s = plan.stages[j];
     const int g = stageGroupSize(h, s);
-    const topo::LinkModel link = stageLink(h, s.levels);
+    const bool shm = (s.fabric.empty() ? h.level(s.levels.back()).fabric : s.fabric) == "shm";
+    const topo::LinkModel link = shm ? stageLink(h, s.levels) : mpiOver(stageLink(h, s.levels));
     const int sharing = stageSharing(h, s);
     const std::string name = stageName(h, s);
     StageCost c;
@@ -220,18 +259,28 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
     c.bytes = range;
     if (j + 1 < m) {
       c.label = "reduce_scatter@" + name;
-      c.algorithm = "ring";
-      c.us = ringReduceScatterUs(g, range, link, sharing, params);
+      c.algorithm = shm ? "shm" : "ring";
+      c.us = shm ? shmReduceScatterUs(g, range, link, params)
+                 : ringReduceScatterUs(g, range, link, sharing, params);
       c.bytesMoved = g > 1 ? ringFraction(g) * range : 0;
       up.push_back(c);
       c.label = "all_gather@" + name;
-      c.us = ringAllGatherUs(g, range, link, sharing);
+      c.us = shm ? shmAllGatherUs(g, range, link) : ringAllGatherUs(g, range, link, sharing);
       down.push_back(c);
       range /= g;
     } else {
       c.label = "allreduce@" + name;
-      const AllReduceCost ar =
-          allReduce(s.algorithm, g, range, link, sharing, params, &c.algorithm);
+      AllReduceCost ar;
+      if (shm && g > 1 && s.algorithm != "ring") {
+        ar = shmAllReduce(g, range, link, params);
+        c.algorithm = "shm";
+      } else if (shm && g > 1) {  // the fabric's reduce-scatter, then its all-gather
+        ar = {shmReduceScatterUs(g, range, link, params) + shmAllGatherUs(g, range, link),
+              range};
+        c.algorithm = "ring";
+      } else {
+        ar = allReduce(s.algorithm, g, range, link, sharing, params, &c.algorithm);
+      }
       c.us = ar.us;
       c.bytesMoved = ar.bytesSent;
       up.push_back(c);

@@ -30,6 +30,14 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h) {
   const int k = h.numLevels();
   std::vector<int> all(k);
   std::iota(all.begin(), all.end(), 0);
+  if (h.level(k - 1).fabric != "mpi") {
+    // One allreduce over everyone on the outer level's own fabric (e.g. shm on one host);
+    // on mpi it would be the passthrough again.
+    Plan flat;
+    flat.name = "flat";
+    flat.stages.push_back(Stage{all, "", "auto", 0});
+    out.push_back(flat);
+  }
   Plan ring;
   ring.name = "flat-ring";
   ring.stages.push_back(Stage{all, "", "ring", 0});

@@ -13,8 +13,8 @@
 #include "fabrics/shm/shm_barrier.h"
 
 // Protocol. Every operation on a piece ("round") uses one of the two slot buffers, alternating
-// (round k uses buffer k % 2), and has at least one barrier. Within a round, writes to the
-// shared buffers happen before a barrier and the reads they feed after it. Across rounds: a
+// (round k uses buffer k % 2), and has at least one barrier (a direct allreduce, too). Within a
+// round, writes to the shared buffers happen before a barrier and the reads they feed after it. Across rounds: a
 // rank writes buffer b in round k only after leaving a barrier of round k-1, which every rank
 // reached only after finishing round k-2 (the last use of b), reads included. So no rank
 // overwrites what another still reads, with one barrier per round for reduce-scatter and
@@ -28,6 +28,9 @@ namespace {
 
 constexpr size_t kHeader = sizeof(ShmBarrierState) > 64 ? sizeof(ShmBarrierState) : 64;
 constexpr size_t kAlign = 64;
+// Allreduces up to this size take the one-barrier path (allReduceDirect). Keep in step with
+// the cost model (decompose/cost_model.cc, kShmDirectBytes).
+constexpr size_t kDirectBytes = 16 << 10;
 // Between blocks of this many bytes a copy or reduction lets the pipeline's other fabric
 // progress (IdleHook): a 256 KiB block takes ~20-50 us, well under a network message's time.
 constexpr size_t kIdleBlockBytes = 256 << 10;
@@ -91,6 +94,7 @@ class ShmFabric final : public Fabric {
   Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                    strataRedOp_t op) override {
     const size_t ts = dataTypeSize(type);
+    if (count * ts <= kDirectBytes) return allReduceDirect(in, out, count, type, op);
     const size_t cap = slotBytes_ / ts;
     for (size_t off = 0; off < count; off += cap) {
       const size_t n = std::min(cap, count - off);
@@ -106,6 +110,20 @@ class ShmFabric final : public Fabric {
       sync();
       copy(at(out, off, ts), slot(0, b), n * ts);
     }
+    return Status::ok();
+  }
+
+  // Small calls: one barrier instead of two. Every member reduces the whole range from all
+  // slots straight into its own output (p times the arithmetic, which is nothing at this size).
+  // Same order of combination on every member, so every member gets the same bits.
+  Status allReduceDirect(const void* in, void* out, size_t count, strataDataType_t type,
+                         strataRedOp_t op) {
+    const int b = nextBuffer();
+    const size_t bytes = count * dataTypeSize(type);
+    std::memcpy(slot(rank_, b), in, bytes);
+    sync();
+    for (int j = 0; j < size_; ++j) srcs_[j] = slot(j, b);
+    reduceMany(out, srcs_.data(), size_, count, type, op);
     return Status::ok();
   }
 
