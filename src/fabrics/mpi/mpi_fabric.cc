@@ -6,6 +6,7 @@
 
 #include "common/datatype.h"
 #include "common/mpi_check.h"
+#include "fabrics/mpi/mpi_ring.h"
 #include "fabrics/mpi/mpi_types.h"
 
 namespace strata::fabric {
@@ -14,7 +15,8 @@ namespace {
 class MpiFabric final : public Fabric {
  public:
   MpiFabric(MPI_Comm comm, int rank, int size)
-      : comm_(comm), rank_(rank), size_(size), counts_(size), displs_(size) {}
+      : comm_(comm), rank_(rank), size_(size), counts_(size), displs_(size),
+        ring_(comm, rank, size) {}
 
   ~MpiFabric() override { releaseMpiOps(); }
 
@@ -65,8 +67,13 @@ class MpiFabric final : public Fabric {
     return Status::ok();
   }
 
+  // Large calls run the point-to-point ring (mpi_ring.h: both link directions busy at once);
+  // small ones MPI_Iallreduce, whose latency-bound algorithms suit them.
   Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
                         strataRedOp_t op) override {
+    if (count * dataTypeSize(type) >= kRingMinBytes && size_ > 1) {
+      return ring_.start(in, out, count, type, op);
+    }
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
     const void* send = in == out ? MPI_IN_PLACE : in;
     STRATA_MPI_CHECK(MPI_Iallreduce(send, out, static_cast<int>(count), mpiDatatype(type),
@@ -76,20 +83,26 @@ class MpiFabric final : public Fabric {
 
   // A failure here is kept and returned by allReduceWait.
   void progress() override {
-    if (request_ == MPI_REQUEST_NULL || testError_ != MPI_SUCCESS) return;
-    int done = 0;
-    testError_ = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+    if (!testError_.isOk()) return;
+    if (ring_.active()) {
+      testError_ = ring_.test();
+    } else if (request_ != MPI_REQUEST_NULL) {
+      int done = 0;
+      const int rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) testError_ = mpiError("MPI_Test", rc, __FILE__, __LINE__);
+    }
   }
 
   Status allReduceWait() override {
-    const int failed = testError_;
-    testError_ = MPI_SUCCESS;
-    if (failed != MPI_SUCCESS) {
-      if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-      return mpiError("MPI_Test", failed, __FILE__, __LINE__);
+    Status failed = testError_;
+    testError_ = Status::ok();
+    Status ring = ring_.wait();  // after a failure too: leave nothing in flight
+    if (request_ != MPI_REQUEST_NULL) {
+      const int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS && failed.isOk()) failed = mpiError("MPI_Wait", rc, __FILE__, __LINE__);
     }
-    if (request_ != MPI_REQUEST_NULL) STRATA_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
-    return Status::ok();
+    if (!failed.isOk()) return failed;
+    return ring;
   }
 
  private:
@@ -113,8 +126,10 @@ class MpiFabric final : public Fabric {
   MPI_Comm comm_;  // owned by the caller
   int rank_, size_;
   std::vector<int> counts_, displs_;  // reused int copies, so no allocation per call
-  MPI_Request request_ = MPI_REQUEST_NULL;  // the allreduce in flight (allReduceStart)
-  int testError_ = MPI_SUCCESS;             // a failed MPI_Test of it, for allReduceWait
+  static constexpr size_t kRingMinBytes = 64 << 10;
+  MPI_Request request_ = MPI_REQUEST_NULL;  // a small allreduce in flight (allReduceStart)
+  RingAllReduce ring_;                      // a large one
+  Status testError_ = Status::ok();         // a failed test of either, for allReduceWait
 };
 
 }  // namespace

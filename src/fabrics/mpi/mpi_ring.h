@@ -1,0 +1,61 @@
+// A ring allreduce over nonblocking point-to-point messages, advanced by test() calls: the mpi
+// fabric's allReduceStart for large calls.
+//
+// Why not MPI_Iallreduce: Open MPI 4.1's libnbc runs a binomial reduce then broadcast for
+// fewer than 4 ranks, so on the 2-rank inter-host groups of a 2-host job every byte crosses
+// the link one way and then the other, one direction idle at a time: half the link. The ring
+// sends and receives at once in every step, using both directions of every link.
+//
+// Protocol, for p members and this member r, over the range split into p blocks (the first
+// count % p blocks one element longer):
+//   reduce-scatter step s = 0..p-2: send block (r - s) mod p to r+1, receive block
+//     (r - s - 1) mod p from r-1 into scratch, then reduce it into that block;
+//   all-gather step t = 0..p-2: send block (r + 1 - t) mod p, receive block (r - t) mod p
+//     straight into place.
+// After the reduce-scatter, member r holds the whole reduction of block (r + 1) mod p. One
+// step's two messages complete before the next step is posted; messages between two members
+// are matched in order (MPI's non-overtaking rule), so one tag serves every step.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "common/status.h"
+#include "strata/strata.h"
+
+namespace strata::fabric {
+
+class RingAllReduce {
+ public:
+  RingAllReduce(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+
+  // Starts the allreduce of `in` into `out` (in == out: in place). Both stay in use until
+  // done() turns true or wait() returns.
+  Status start(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op);
+  // Advances it as far as completed messages allow; returns an error from MPI.
+  Status test();
+  Status wait();
+  bool active() const { return active_; }
+
+ private:
+  Status post();     // posts the current step's send and receive
+  Status finish();   // after both completed: reduces (reduce-scatter) and moves on
+  size_t blockStart(int b) const;
+  size_t blockCount(int b) const { return blockStart(b + 1) - blockStart(b); }
+  int mod(int x) const { return ((x % size_) + size_) % size_; }
+
+  MPI_Comm comm_;
+  int rank_, size_;
+  bool active_ = false;
+  char* out_ = nullptr;
+  size_t count_ = 0, ts_ = 0;
+  strataDataType_t type_ = strataFloat32;
+  strataRedOp_t op_ = strataSum;
+  int step_ = 0;  // 0..2(p-1)
+  MPI_Request reqs_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::vector<char> scratch_;  // one block; grows, never shrinks: no allocation when steady
+};
+
+}  // namespace strata::fabric
