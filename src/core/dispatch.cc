@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/reduce.h"
@@ -17,10 +18,6 @@ namespace {
 using plan::Step;
 using plan::StepKind;
 
-char* at(void* base, size_t elements, size_t ts) { return static_cast<char*>(base) + elements * ts; }
-const char* at(const void* base, size_t elements, size_t ts) {
-  return static_cast<const char*>(base) + elements * ts;
-}
 
 // Elements per pass: STRATA_CHUNK_BYTES worth, at least one.
 size_t passElements(const strataComm& c, size_t ts) { return std::max<size_t>(1, c.chunkBytes / ts); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/reduce.h"
@@ -12,10 +13,6 @@ namespace {
 using plan::Step;
 using plan::StepKind;
 
-char* at(void* base, size_t elements, size_t ts) { return static_cast<char*>(base) + elements * ts; }
-const char* at(const void* base, size_t elements, size_t ts) {
-  return static_cast<const char*>(base) + elements * ts;
-}
 
 // The fabric of a step: the whole communicator's, or that of the step's level group (the
 // comm's own levels, or a plan's stage groups).
@@ -163,7 +160,11 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
                         at(recv, off - piece, ts), type, op);
     }
   }
-  if (inFlight != nullptr) inFlight->allReduceWait();  // after a failure: leave nothing running
+  if (inFlight != nullptr) {
+    // After a failure: leave nothing running. The first error is the one to report.
+    Status drained = inFlight->allReduceWait();
+    (void)drained;
+  }
   return failed;
 }
 

@@ -174,7 +174,7 @@ assert d["source"] == "live"
     has_err "wrote $topo_file"
     cp "$out" "$work/tool.json"
     [ -s "$topo_file" ] || fail "no file written"
-    has "name: nvlink, size: 2, fabric: mpi, link: nvswitch, bandwidth_GBps: 150" "$topo_file" file
+    has "name: nvlink, size: 2, fabric: shm, link: nvswitch, bandwidth_GBps: 150" "$topo_file" file
     has "name: network, size: 2, fabric: mpi, link: ethernet" "$topo_file" file
     has "link_sharing: 2" "$topo_file" file
     has "r % size[0]" "$topo_file" file

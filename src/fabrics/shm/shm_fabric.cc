@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/mpi_check.h"
@@ -43,10 +44,6 @@ void copy(void* dst, const void* src, size_t bytes) {
   }
 }
 
-char* at(void* base, size_t elements, size_t ts) { return static_cast<char*>(base) + elements * ts; }
-const char* at(const void* base, size_t elements, size_t ts) {
-  return static_cast<const char*>(base) + elements * ts;
-}
 
 class ShmFabric final : public Fabric {
  public:
