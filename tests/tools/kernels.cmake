@@ -1,0 +1,20 @@
+# Runs strata-kernels on a small sweep and checks the table's shape: a header per type and one
+# row per size (4 KiB and 16 KiB) with its numeric columns. Run with cmake -DKERNELS=... -P.
+execute_process(COMMAND ${KERNELS} -b 4K -e 16K -f 4 --all
+  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "strata-kernels exited ${rc}: ${err}")
+endif()
+foreach(type int8 float16 bfloat16 float32 float64)
+  string(FIND "${out}" "# ${type} sum" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "no table for ${type}:\n${out}")
+  endif()
+endforeach()
+foreach(size "4 KiB" "16 KiB")
+  string(REGEX MATCHALL " +${size} +[0-9.]+ +[0-9.]+ \\|" rows "${out}")
+  list(LENGTH rows n)
+  if(n LESS 5)
+    message(FATAL_ERROR "expected a ${size} row per type, found ${n}:\n${out}")
+  endif()
+endforeach()
