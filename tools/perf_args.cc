@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/datatype.h"
+#include "size_arg.h"
 
 namespace strata::tools {
 namespace {
@@ -127,24 +128,14 @@ const char* perfOpName(const PerfOptions& o) {
 }
 
 StatusOr<size_t> parsePerfSize(const std::string& flag, const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  const std::string suffix = lower(text.substr(digits));
-  int shift = -1;
-  if (suffix.empty() || suffix == "b") shift = 0;
-  if (suffix == "k" || suffix == "kb" || suffix == "kib") shift = 10;
-  if (suffix == "m" || suffix == "mb" || suffix == "mib") shift = 20;
-  if (suffix == "g" || suffix == "gb" || suffix == "gib") shift = 30;
-  if (digits == 0 || shift < 0 || digits > 12) {
+  size_t value = 0;
+  if (!parseSizeArg(text, &value)) {
     return invalidArgument(flag + " '" + text +
                            "': expected bytes with an optional K, M or G (binary) suffix, e.g. "
                            "8, 64K or 16M");
   }
-  const unsigned long long value = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
-  if (value > (1ull << 40) >> shift) {
-    return invalidArgument(flag + " '" + text + "': more than 1T");
-  }
-  return static_cast<size_t>(value << shift);
+  if (value > size_t{1} << 40) return invalidArgument(flag + " '" + text + "': more than 1T");
+  return value;
 }
 
 Status resolveOptions(PerfOptions* o) {

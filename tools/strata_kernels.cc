@@ -28,6 +28,7 @@
 #include "common/datatype.h"
 #include "common/half.h"
 #include "common/reduce.h"
+#include "size_arg.h"
 #include "tool_main.h"
 
 namespace strata::tools {
@@ -75,21 +76,12 @@ T lookup(const std::vector<std::pair<std::string, T>>& names, const std::string&
 }
 
 size_t parseBytes(const std::string& flag, const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  const std::string suffix = text.substr(digits);
-  int shift = -1;
-  if (suffix.empty() || suffix == "B") shift = 0;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") shift = 10;
-  if (suffix == "M" || suffix == "m" || suffix == "MiB") shift = 20;
-  if (suffix == "G" || suffix == "g" || suffix == "GiB") shift = 30;
-  const unsigned long long value =
-      digits == 0 || digits > 10 ? 0 : std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
-  if (shift < 0 || value == 0 || value > (kMaxBytes >> shift)) {
+  size_t value = 0;
+  if (!parseSizeArg(text, &value) || value == 0 || value > kMaxBytes) {
     throw std::invalid_argument(flag + " '" + text +
                                 "': expected 1 byte to 1G, with an optional K, M or G suffix");
   }
-  return static_cast<size_t>(value << shift);
+  return value;
 }
 
 std::string human(size_t bytes) {

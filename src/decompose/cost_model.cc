@@ -250,7 +250,7 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
   for (int j = 0; j < m; ++j) {
     const Stage& s = plan.stages[j];
     const int g = stageGroupSize(h, s);
-    const bool shm = (s.fabric.empty() ? h.level(s.levels.back()).fabric : s.fabric) == "shm";
+    const bool shm = stageFabric(h, s) == "shm";
     const topo::LinkModel link = shm ? stageLink(h, s.levels) : mpiOver(stageLink(h, s.levels));
     const int sharing = stageSharing(h, s);
     const std::string name = stageName(h, s);

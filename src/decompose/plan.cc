@@ -94,13 +94,17 @@ Status checkPlan(const topo::Hierarchy& h, const Plan& p) {
   return Status::ok();
 }
 
+const std::string& stageFabric(const topo::Hierarchy& h, const Stage& s) {
+  return s.fabric.empty() ? h.level(s.levels.back()).fabric : s.fabric;
+}
+
 StatusOr<topo::Hierarchy> planHierarchy(const topo::Hierarchy& h, const Plan& p) {
   STRATA_RETURN_IF_ERROR(checkPlan(h, p));
   if (p.passthrough) return invalidArgument("a passthrough plan has no hierarchy");
   const int m = static_cast<int>(p.stages.size());
   std::vector<topo::Level> levels;
   for (const Stage& s : p.stages) {
-    topo::Level lv(stageName(h, s), s.fabric.empty() ? h.level(s.levels.back()).fabric : s.fabric);
+    topo::Level lv(stageName(h, s), stageFabric(h, s));
     mergeLinks(h, s, &lv);
     levels.push_back(std::move(lv));
   }

@@ -42,6 +42,8 @@ struct Plan {
 std::string describePlan(const topo::Hierarchy& h, const Plan& p);
 // The stage's level names joined by '+', e.g. "nvlink+node".
 std::string stageName(const topo::Hierarchy& h, const Stage& s);
+// The fabric a stage runs on: its own, else that of its outermost level (which it spans).
+const std::string& stageFabric(const topo::Hierarchy& h, const Stage& s);
 
 // Whether `p` is a valid allreduce over `h`: every level in exactly one stage, stages in
 // ascending order inside, a permuted order only on a regular hierarchy. Returns the problem.
