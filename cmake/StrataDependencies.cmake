@@ -27,7 +27,21 @@ if(NOT STRATA_WITH_CUDA STREQUAL "OFF")
 endif()
 if(STRATA_HAVE_CUDA)
   list(APPEND STRATA_GPU_DEFINITIONS STRATA_HAVE_CUDA)
-  message(STATUS "strata: CUDA ${CUDAToolkit_VERSION} and NCCL (${NCCL_LIBRARY}) found")
+  # Device code for Ampere (sm_80) and Hopper (sm_90), plus compute_90 PTX that newer GPUs JIT.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+  endif()
+  enable_language(CUDA)
+  add_library(strata_nccl SHARED IMPORTED)
+  set_target_properties(strata_nccl PROPERTIES IMPORTED_LOCATION ${NCCL_LIBRARY}
+    INTERFACE_INCLUDE_DIRECTORIES ${NCCL_INCLUDE_DIR})
+  # The CUDA runtime is linked statically (no libcudart.so to find at run time); libnccl.so is
+  # found through the RPATH of its directory, in the build tree and once installed.
+  set(STRATA_GPU_LIBRARIES CUDA::cudart_static strata_nccl)
+  get_filename_component(STRATA_NCCL_LIBDIR ${NCCL_LIBRARY} DIRECTORY)
+  list(APPEND CMAKE_INSTALL_RPATH ${STRATA_NCCL_LIBDIR})
+  message(STATUS "strata: CUDA ${CUDAToolkit_VERSION} and NCCL (${NCCL_LIBRARY}) found; "
+                 "device code for ${CMAKE_CUDA_ARCHITECTURES}")
 else()
   message(STATUS "strata: building host-only (no CUDA/NCCL, or STRATA_WITH_CUDA=OFF)")
 endif()

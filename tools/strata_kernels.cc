@@ -1,6 +1,8 @@
 // strata-kernels: how fast one rank's local reduction kernels run, next to what the memory
 // system gives a single thread (memcpy and a STREAM-style add), size by size.
 //
+// With --device (CUDA builds only; kernels_device.cc) it times gpu::reduceMany on GPU 0 instead.
+//
 // No MPI: one process, one thread. Every number is the median over --iters timed runs, the
 // kernels of a row taking turns; a run repeats the call until it lasts at least kMinRunSeconds,
 // so small (in-cache) sizes are timed over many calls. Bandwidth counts the bytes a kernel must
@@ -28,10 +30,22 @@
 #include "common/datatype.h"
 #include "common/half.h"
 #include "common/reduce.h"
+#include "kernels_device.h"
 #include "size_arg.h"
 #include "tool_main.h"
 
 namespace strata::tools {
+
+std::string human(size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024 && u < 3 && static_cast<size_t>(v) % 1024 == 0) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g %s", v, units[u]);
+  return buf;
+}
+
 namespace {
 
 constexpr double kMinRunSeconds = 2e-3;
@@ -49,6 +63,7 @@ struct Options {
   int iters = 9;
   std::string isa = "best";
   std::string json;
+  bool device = false;  // --device: gpu::reduceMany on GPU 0 (CUDA builds)
 };
 
 // nccl-tests' names first, then aliases.
@@ -82,16 +97,6 @@ size_t parseBytes(const std::string& flag, const std::string& text) {
                                 "': expected 1 byte to 1G, with an optional K, M or G suffix");
   }
   return value;
-}
-
-std::string human(size_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  double v = static_cast<double>(bytes);
-  while (v >= 1024 && u < 3 && static_cast<size_t>(v) % 1024 == 0) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g %s", v, units[u]);
-  return buf;
 }
 
 // Page-aligned memory, touched before any timing (so page faults are not timed).
@@ -393,6 +398,9 @@ int run(Options o) {
   }
   std::vector<strataRedOp_t> ops;
   for (const std::string& op : o.ops) ops.push_back(lookup(kOpNames, "-o/--op", op));
+#ifdef STRATA_HAVE_CUDA
+  if (o.device) return runDevice({sizes, types, ops, o.iters, o.json});
+#endif
   if (o.isa != "best") {
     const auto isa = lookup<detail::KernelIsa>(
         {{"portable", detail::KernelIsa::kPortable}, {"avx2", detail::KernelIsa::kAvx2}}, "--isa",
@@ -462,7 +470,16 @@ int main(int argc, char** argv) {
       "\n"
       "GB/s counts the bytes a kernel must move (reads + writes; the header gives the formula\n"
       "per column). memcpy and add write a destination they never read, which the hardware\n"
-      "usually reads first anyway (write-allocate), so an in-place reduceInto can pass them.");
+      "usually reads first anyway (write-allocate), so an in-place reduceInto can pass them."
+#ifdef STRATA_HAVE_CUDA
+      "\n\n"
+      "--device times gpu::reduceMany over 2 sources (-d, -o, -b, -e, -f, -n and --json\n"
+      "apply) on GPU 0 against a device-to-device cudaMemcpyAsync.\n"
+      "\n"
+      "Exit status: 0 on success; 1 on a bad flag or an error; 77 with --device when no CUDA\n"
+      "GPU is visible (ctest's SKIP_RETURN_CODE reads it as skipped)."
+#endif
+  );
   app.add_option("-b,--minbytes", o.minText, "smallest buffer (bytes; K, M, G suffixes)")
       ->capture_default_str();
   app.add_option("-e,--maxbytes", o.maxText, "largest buffer (at most 1G)")->capture_default_str();
@@ -489,6 +506,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--isa", o.isa, "kernel variant: best, portable or avx2")->capture_default_str();
   app.add_option("--json", o.json, "also write every number to this file")->type_name("FILE");
+#ifdef STRATA_HAVE_CUDA
+  auto* device = app.add_flag("--device", o.device,
+                              "time gpu::reduceMany (2 sources) on GPU 0 against a device copy");
+  // The device sweep has one source count, a separate dst and no CPU variants.
+  for (const char* name : {"-k", "--in-place", "--isa"}) device->excludes(app.get_option(name));
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -100,6 +100,11 @@ STRATA_API strataResult_t strataCommDestroy(strataComm_t comm);
  * error, when other ranks may not reach strataCommDestroy. */
 STRATA_API strataResult_t strataCommAbort(strataComm_t comm);
 
+/* Writes to *asyncError the error of a device call that failed after it returned (the progress
+ * thread's; see the README's GPU section), or strataSuccess. Never blocks. After an asynchronous
+ * error the communicator runs no more device calls: destroy it. */
+STRATA_API strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
+
 /* Number of ranks in the communicator. */
 STRATA_API strataResult_t strataCommCount(const strataComm_t comm, int* count);
 
@@ -111,10 +116,18 @@ STRATA_API strataResult_t strataCommUserRank(const strataComm_t comm, int* rank)
  * truncated to len bytes. */
 STRATA_API strataResult_t strataCommDescribe(const strataComm_t comm, char* buf, size_t len);
 
+/* Buffers: all of a call's buffers are host memory, or all are CUDA device memory on the GPU
+ * that was current at the communicator's first device call (a mix is strataInvalidArgument).
+ * Host buffers: `stream` is ignored and the call returns once the result is in recvbuff.
+ * Device buffers: the call is ordered on `stream` as NCCL's is: it starts after the work
+ * queued on `stream` before it, and work queued on `stream` after it sees the result. With a
+ * progress thread (the default when MPI was initialised with MPI_THREAD_MULTIPLE) it returns
+ * once enqueued; otherwise it returns when the result is in place. Errors found after the call
+ * returned are reported by strataCommGetAsyncError. */
+
 /* Reduces `count` elements of `sendbuff` across all ranks with `op` and leaves the result in
  * `recvbuff` on every rank. In place when sendbuff == recvbuff; the buffers must not otherwise
- * overlap. For host buffers `stream` is ignored and the call returns once the result is in
- * recvbuff. Collective: all ranks call it with the same count, datatype and op. */
+ * overlap. Collective: all ranks call it with the same count, datatype and op. */
 STRATA_API strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                           strataDataType_t datatype, strataRedOp_t op,
                                           strataComm_t comm, strataStream_t stream);

@@ -9,6 +9,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "core/describe.h"
+#include "core/device_path.h"
 #include "core/dispatch.h"
 #include "core/init.h"
 #include "core/registry.h"
@@ -99,6 +100,17 @@ Status checkBuffers(const void* send, const void* recv, size_t count) {
   return Status::ok();
 }
 
+// Runs a validated collective where its buffers live: on the GPU path (ordered on `stream`)
+// or, after the device calls queued before it, on the host.
+template <typename HostCall>
+Status runCollective(strataComm& c, const core::DeviceCall& call, strataStream_t stream,
+                     HostCall host) {
+  STRATA_ASSIGN_OR_RETURN(core::Place place, core::placeOf(c, call.send, call.recv));
+  if (place == core::Place::kDevice) return core::submitDevice(c, stream, call);
+  STRATA_RETURN_IF_ERROR(core::drainDevice(c));
+  return host();
+}
+
 }  // namespace
 }  // namespace strata
 
@@ -175,6 +187,17 @@ strataResult_t strataCommAbort(strataComm_t comm) {
   });
 }
 
+strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {
+  return guarded(comm, "strataCommGetAsyncError", [&]() -> Status {
+    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    if (asyncError == nullptr) return invalidArgument("asyncError is NULL");
+    const Status st = core::asyncError(*comm);
+    *asyncError = st.result();
+    if (!st.isOk()) comm->lastError = st.message();
+    return Status::ok();
+  });
+}
+
 strataResult_t strataCommCount(const strataComm_t comm, int* count) {
   return guarded(comm, "strataCommCount", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkComm(comm));
@@ -215,7 +238,10 @@ strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t coun
     STRATA_RETURN_IF_ERROR(byteSize(count, 1, datatype, "count", &bytes));
     STRATA_RETURN_IF_ERROR(checkBuffers(sendbuff, recvbuff, count));
     STRATA_RETURN_IF_ERROR(checkOverlap(sendbuff, bytes, recvbuff, bytes, recvbuff));
-    return core::allReduce(*comm, sendbuff, recvbuff, count, datatype, op);
+    const core::DeviceCall call{core::CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op};
+    return runCollective(*comm, call, stream, [&] {
+      return core::allReduce(*comm, sendbuff, recvbuff, count, datatype, op);
+    });
   });
 }
 
@@ -233,7 +259,11 @@ strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t 
     if (recvbuff != inPlaceRecv) {
       STRATA_RETURN_IF_ERROR(checkOverlap(sendbuff, sendBytes, recvbuff, recvBytes, nullptr));
     }
-    return core::reduceScatter(*comm, sendbuff, recvbuff, recvcount, datatype, op);
+    const core::DeviceCall call{core::CollKind::kReduceScatter, sendbuff, recvbuff, recvcount,
+                                datatype, op};
+    return runCollective(*comm, call, stream, [&] {
+      return core::reduceScatter(*comm, sendbuff, recvbuff, recvcount, datatype, op);
+    });
   });
 }
 
@@ -249,7 +279,11 @@ strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t send
     STRATA_RETURN_IF_ERROR(checkBuffers(sendbuff, recvbuff, sendcount));
     const void* inPlaceSend = static_cast<const char*>(recvbuff) + comm->rank * sendBytes;
     STRATA_RETURN_IF_ERROR(checkOverlap(sendbuff, sendBytes, recvbuff, recvBytes, inPlaceSend));
-    return core::allGather(*comm, sendbuff, recvbuff, sendcount, datatype);
+    const core::DeviceCall call{core::CollKind::kAllGather, sendbuff, recvbuff, sendcount,
+                                datatype, strataSum};
+    return runCollective(*comm, call, stream, [&] {
+      return core::allGather(*comm, sendbuff, recvbuff, sendcount, datatype);
+    });
   });
 }
 

@@ -22,7 +22,10 @@ namespace strata::core {
 // This rank's group at one level of a (possibly derived) hierarchy, when it is a member.
 struct LevelGroup {
   MPI_Comm comm = MPI_COMM_NULL;             // owned; MPI_COMM_NULL when not a member
-  std::unique_ptr<fabric::Fabric> fabric;    // runs on comm
+  std::unique_ptr<fabric::Fabric> fabric;    // runs on comm, on host buffers
+  // The same group on device buffers, made on the first device call that needs it (it may wrap
+  // `fabric`, so it is declared after it and destroyed before it).
+  std::unique_ptr<fabric::Fabric> deviceFabric;
   int index = -1;                            // this rank's position in the group
   int size = 0;
 };
@@ -78,6 +81,13 @@ class Scratch {
   std::vector<char> buf_;
 };
 
+// The GPU side of a communicator (gpu/device_state.h): its stream, device scratch, progress
+// thread and the whole communicator's device fabric. Null until the first device call.
+struct DeviceState;
+struct DeviceStateDeleter {
+  void operator()(DeviceState* d) const;
+};
+
 }  // namespace strata::core
 
 // Defined in the global namespace: the public header declares `struct strataComm`.
@@ -103,5 +113,9 @@ struct strataComm {
   size_t chunkBytes = 0;  // STRATA_CHUNK_BYTES: the largest pass
   strata::fabric::FabricOptions fabricOptions;  // STRATA_SHM_SLOT_BYTES, ...
   size_t pipelineBytes = 0;  // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
+  std::unique_ptr<strata::core::DeviceState, strata::core::DeviceStateDeleter> device;
+  // True while a call on device buffers runs (core/device_path.h): the dispatcher's memory and
+  // fabrics are then the GPU's. Only the thread running the call reads it.
+  bool onDevice = false;
   std::string lastError;
 };

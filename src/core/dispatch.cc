@@ -8,6 +8,7 @@
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/reduce.h"
+#include "core/device_path.h"
 #include "core/groups.h"
 #include "core/run_steps.h"
 #include "decompose/schedule.h"
@@ -48,7 +49,7 @@ Status allReduceBy(strataComm& c, Pick pick, const void* send, void* recv, size_
   if (count == 0) return Status::ok();
   const size_t ts = dataTypeSize(type);
   if (c.size == 1) {
-    if (send != recv) std::memcpy(recv, send, count * ts);
+    if (send != recv) return copyBytes(c, recv, send, count * ts);
     return Status::ok();  // a sum, product, max, min or average of one value is itself
   }
   // An allreduce is elementwise, so pieces are independent allreduces: each pass is a whole
@@ -98,19 +99,21 @@ Status reduceScatter(strataComm& c, const void* send, void* recv, size_t recvcou
       return plan::flatBlockSteps(StepKind::kReduceScatter, c.rank, c.size, recvcount);
     });
     const Step& s = steps[0];
-    STRATA_RETURN_IF_ERROR(c.flat->reduceScatter(send, recv, s.counts.data(), s.displs.data(),
-                                                 type, op == strataAvg ? strataSum : op));
-    if (op == strataAvg) scaleDown(recv, recvcount, type, c.size);
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, fabricOf(c, nullptr));
+    STRATA_RETURN_IF_ERROR(flat->reduceScatter(send, recv, s.counts.data(), s.displs.data(), type,
+                                               op == strataAvg ? strataSum : op));
+    if (op == strataAvg) return divideBy(c, recv, recvcount, type, c.size);
     return Status::ok();
   }
   // Otherwise through scratch, which also keeps an in-place call from touching the other
   // blocks of sendbuff.
   for (size_t a = 0; a < recvcount; a += cols) {
     const size_t w = std::min(cols, recvcount - a);
-    char* work = static_cast<char*>(c.scratch.get(p * w * ts));
+    STRATA_ASSIGN_OR_RETURN(void* work, scratchBytes(c, p * w * ts));
     for (size_t j = 0; j < p; ++j) {
       const size_t pos = hier ? plan::permutedPosition(c.hierarchy, static_cast<int>(j)) : j;
-      std::memcpy(at(work, pos * w, ts), at(send, j * recvcount + a, ts), w * ts);
+      STRATA_RETURN_IF_ERROR(
+          copyBytes(c, at(work, pos * w, ts), at(send, j * recvcount + a, ts), w * ts));
     }
     const std::vector<Step>& steps = c.schedules.get(kReduceScatterKey, w, [&] {
       return hier ? plan::reduceScatterSteps(c.hierarchy, c.rank, w)
@@ -119,8 +122,8 @@ Status reduceScatter(strataComm& c, const void* send, void* recv, size_t recvcou
     STRATA_RETURN_IF_ERROR(runSteps(c, c.levels, steps, work, work, type, op));
     const size_t mine = hier ? plan::permutedPosition(c.hierarchy, c.rank) : c.rank;
     char* out = at(recv, a, ts);
-    std::memcpy(out, at(work, mine * w, ts), w * ts);
-    if (op == strataAvg) scaleDown(out, w, type, c.size);
+    STRATA_RETURN_IF_ERROR(copyBytes(c, out, at(work, mine * w, ts), w * ts));
+    if (op == strataAvg) STRATA_RETURN_IF_ERROR(divideBy(c, out, w, type, c.size));
   }
   return Status::ok();
 }
@@ -137,13 +140,14 @@ Status allGather(strataComm& c, const void* send, void* recv, size_t sendcount,
     const std::vector<Step>& steps = c.schedules.get(kAllGatherKey, sendcount, [&] {
       return plan::flatBlockSteps(StepKind::kAllGather, c.rank, c.size, sendcount);
     });
-    return c.flat->allGather(send, recv, steps[0].counts.data(), steps[0].displs.data(), type);
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, fabricOf(c, nullptr));
+    return flat->allGather(send, recv, steps[0].counts.data(), steps[0].displs.data(), type);
   }
   for (size_t a = 0; a < sendcount; a += cols) {
     const size_t w = std::min(cols, sendcount - a);
-    char* work = static_cast<char*>(c.scratch.get(p * w * ts));
+    STRATA_ASSIGN_OR_RETURN(void* work, scratchBytes(c, p * w * ts));
     const size_t mine = hier ? plan::permutedPosition(c.hierarchy, c.rank) : c.rank;
-    std::memcpy(at(work, mine * w, ts), at(send, a, ts), w * ts);
+    STRATA_RETURN_IF_ERROR(copyBytes(c, at(work, mine * w, ts), at(send, a, ts), w * ts));
     const std::vector<Step>& steps = c.schedules.get(kAllGatherKey, w, [&] {
       return hier ? plan::allGatherSteps(c.hierarchy, c.rank, w)
                   : plan::flatBlockSteps(StepKind::kAllGather, c.rank, c.size, w);
@@ -151,7 +155,8 @@ Status allGather(strataComm& c, const void* send, void* recv, size_t sendcount,
     STRATA_RETURN_IF_ERROR(runSteps(c, c.levels, steps, work, work, type, strataSum));
     for (size_t j = 0; j < p; ++j) {
       const size_t pos = hier ? plan::permutedPosition(c.hierarchy, static_cast<int>(j)) : j;
-      std::memcpy(at(recv, j * sendcount + a, ts), at(work, pos * w, ts), w * ts);
+      STRATA_RETURN_IF_ERROR(
+          copyBytes(c, at(recv, j * sendcount + a, ts), at(work, pos * w, ts), w * ts));
     }
   }
   return Status::ok();

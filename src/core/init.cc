@@ -10,6 +10,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/mpi_check.h"
+#include "core/device_path.h"
 #include "core/groups.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
@@ -212,14 +213,19 @@ StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
 void freeComm(strataComm& c, bool collective) {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  // Device calls still queued run first (they use every fabric below).
+  Status drained = drainDevice(c);
+  (void)drained;  // reported by the call that failed, or by strataCommGetAsyncError
   c.plans.clear();
   c.forcedPlans.clear();
   c.levels.clear();
   for (auto& [key, lg] : c.groups) {
+    lg->deviceFabric.reset();  // may wrap the host fabric
     lg->fabric.reset();
     if (lg->comm != MPI_COMM_NULL && !finalized && collective) MPI_Comm_free(&lg->comm);
   }
   c.groups.clear();
+  c.device.reset();  // its fabric wraps the flat one
   c.flat.reset();
   // MPI_Comm_free is collective in the standard; an abort leaves the communicators to MPI's
   // own cleanup rather than risk waiting on ranks that are gone.

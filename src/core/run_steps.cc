@@ -6,6 +6,7 @@
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/reduce.h"
+#include "core/device_path.h"
 
 namespace strata::core {
 namespace {
@@ -15,9 +16,10 @@ using plan::StepKind;
 
 
 // The fabric of a step: the whole communicator's, or that of the step's level group (the
-// comm's own levels, or a plan's stage groups).
-fabric::Fabric& fabricFor(strataComm& c, const std::vector<LevelGroup*>& groups, int level) {
-  return level == plan::kFlatLevel ? *c.flat : *groups[level]->fabric;
+// comm's own levels, or a plan's stage groups), on the current call's memory.
+StatusOr<fabric::Fabric*> fabricFor(strataComm& c, const std::vector<LevelGroup*>& groups,
+                                    int level) {
+  return fabricOf(c, level == plan::kFlatLevel ? nullptr : groups[level]);
 }
 
 constexpr int kAllReduceKey = 0;
@@ -61,28 +63,28 @@ Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups, const Ste
   const strataRedOp_t fop = op == strataAvg ? strataSum : op;
   const void* in = src;
   for (const Step* s = begin; s != end; ++s) {
-    fabric::Fabric& f = fabricFor(c, groups, s->level);
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, groups, s->level));
     switch (s->kind) {
       case StepKind::kReduceScatter:
-        STRATA_RETURN_IF_ERROR(f.reduceScatter(at(in, s->offset, ts),
-                                               at(work, s->offset + s->displs[s->index], ts),
-                                               s->counts.data(), s->displs.data(), type, fop));
+        STRATA_RETURN_IF_ERROR(f->reduceScatter(at(in, s->offset, ts),
+                                                at(work, s->offset + s->displs[s->index], ts),
+                                                s->counts.data(), s->displs.data(), type, fop));
         if (op == strataAvg && s->finishesReduction) {
-          scaleDown(at(work, s->offset + s->displs[s->index], ts), s->counts[s->index], type,
-                    c.size);
+          STRATA_RETURN_IF_ERROR(divideBy(c, at(work, s->offset + s->displs[s->index], ts),
+                                          s->counts[s->index], type, c.size));
         }
         break;
       case StepKind::kAllReduce:
         STRATA_RETURN_IF_ERROR(
-            f.allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop));
+            f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop));
         if (op == strataAvg && s->finishesReduction) {
-          scaleDown(at(work, s->offset, ts), s->count, type, c.size);
+          STRATA_RETURN_IF_ERROR(divideBy(c, at(work, s->offset, ts), s->count, type, c.size));
         }
         break;
       case StepKind::kAllGather:
-        STRATA_RETURN_IF_ERROR(f.allGather(at(work, s->offset + s->displs[s->index], ts),
-                                           at(work, s->offset, ts), s->counts.data(),
-                                           s->displs.data(), type));
+        STRATA_RETURN_IF_ERROR(f->allGather(at(work, s->offset + s->displs[s->index], ts),
+                                            at(work, s->offset, ts), s->counts.data(),
+                                            s->displs.data(), type));
         break;
     }
     in = work;  // every later step works in place
@@ -137,8 +139,8 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
       Status st = inFlight->allReduceWait();
       if (failed.isOk()) failed = st;
       if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
-        scaleDown(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count, type,
-                  c.size);
+        failed = divideBy(c, at(recv, off - piece + inFlightStep->offset, ts),
+                          inFlightStep->count, type, c.size);
       }
       inFlight = nullptr;
     }
@@ -146,11 +148,16 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
     if (k < pieces && sk.hasAr) {
       // Its input is the reduce-scatters' output, or the caller's buffer when there were none.
       const void* in = sk.ar == sk.begin ? at(send, off, ts) : at(recv, off, ts);
-      fabric::Fabric& f = fabricFor(c, exec.groups, sk.ar->level);
-      failed = f.allReduceStart(at(in, sk.ar->offset, ts), at(recv, off + sk.ar->offset, ts),
-                                sk.ar->count, type, fop);
+      StatusOr<fabric::Fabric*> f = fabricFor(c, exec.groups, sk.ar->level);
+      if (!f.isOk()) {
+        failed = f.status();
+        break;
+      }
+      failed = f.value()->allReduceStart(at(in, sk.ar->offset, ts),
+                                         at(recv, off + sk.ar->offset, ts), sk.ar->count, type,
+                                         fop);
       if (!failed.isOk()) break;
-      inFlight = &f;
+      inFlight = f.value();
       inFlightStep = sk.ar;
     }
     if (k > 0) {

@@ -14,12 +14,20 @@
 // collective's messages leak into the next fails here too. A watchdog turns a hang into a failure
 // that names the case.
 //
+// With --device every call runs on device buffers (device_mirror.h): each host buffer, guards
+// included, is copied to a cudaMalloc mirror before the call, strata gets the mirror's addresses
+// and the test's CUDA stream, and after that stream is synchronised the mirror is copied back, so
+// the same checks run on the host copy. All ranks share GPU 0. Without a visible GPU every rank
+// exits with 77, which ctest reports as skipped (SKIP_RETURN_CODE).
+//
 //   mpiexec -n 8 strata_mpi_collectives [--quick] [--max-count N] [--timeout S] [--two-comms]
+//                                       [--device]
 
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -33,6 +41,7 @@
 #include "common/watchdog.h"
 #include "mpi/collective_reference.h"
 #include "mpi/collective_types.h"
+#include "mpi/device_mirror.h"
 #include "strata/strata_mpi.h"
 
 namespace {
@@ -43,10 +52,12 @@ using strata::test::Watchdog;
 // ----- The three collectives ------------------------------------------------------------------
 
 // Each computes the expected result before calling the library, so an MPI reference (a
-// collective itself) is never skipped by one rank while another waits in it.
+// collective itself) is never skipped by one rank while another waits in it. With a Device the
+// library works on device mirrors of the buffers (`io`), and the checks read them back.
 
 template <typename T>
-void runAllReduce(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Verdict& v) {
+void runAllReduce(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Device* dev,
+                  Verdict& v) {
   const size_t n = c.count, bytes = n * sizeof(T);
   const Pattern pat = patternFor<T>(c);
   std::vector<T> input(n), want(n);
@@ -58,13 +69,14 @@ void runAllReduce(const Comm& cm, const Case& c, Reference ref, uint64_t seed, V
     for (size_t i = 0; i < n; ++i) want[i] = expectedReduction<T>(c.op, pat, cm.size, i, seed);
   }
 
-  GuardedBuffer send(bytes, shiftFor<T>(seed, 0)), recv(bytes, shiftFor<T>(seed, 1));
+  MirroredBuffer send(bytes, shiftFor<T>(seed, 0)), recv(bytes, shiftFor<T>(seed, 1));
   copyBytes(c.inPlace ? recv.data() : send.data(), input.data(), bytes);
   const void* sendPtr = c.inPlace ? recv.data() : send.data();
-  if (!checkResult(v, strataAllReduce(sendPtr, recv.data(), n, c.type, c.op, cm.comm, nullptr),
-                   cm.comm)) {
-    return;
-  }
+  DeviceMirror io(dev, v, {&send, &recv});
+  if (!io.ok()) return;
+  const strataResult_t rc =
+      strataAllReduce(io.map(sendPtr), io.map(recv.data()), n, c.type, c.op, cm.comm, io.stream());
+  if (!checkResult(v, rc, cm.comm) || !io.download()) return;
   recv.checkGuards(v, "recvbuff");
   if (!c.inPlace) {
     send.checkGuards(v, "sendbuff");
@@ -74,7 +86,8 @@ void runAllReduce(const Comm& cm, const Case& c, Reference ref, uint64_t seed, V
 }
 
 template <typename T>
-void runReduceScatter(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Verdict& v) {
+void runReduceScatter(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Device* dev,
+                      Verdict& v) {
   const size_t n = c.count, total = n * cm.size, mine = n * cm.rank;
   const Pattern pat = patternFor<T>(c);
   std::vector<T> input(total), want(n);
@@ -88,14 +101,15 @@ void runReduceScatter(const Comm& cm, const Case& c, Reference ref, uint64_t see
     }
   }
 
-  GuardedBuffer send(total * sizeof(T), shiftFor<T>(seed, 0));
-  GuardedBuffer recv(n * sizeof(T), shiftFor<T>(seed, 1));
+  MirroredBuffer send(total * sizeof(T), shiftFor<T>(seed, 0));
+  MirroredBuffer recv(n * sizeof(T), shiftFor<T>(seed, 1));
   copyBytes(send.data(), input.data(), total * sizeof(T));
   T* recvPtr = c.inPlace ? send.as<T>() + mine : recv.as<T>();
-  if (!checkResult(v, strataReduceScatter(send.data(), recvPtr, n, c.type, c.op, cm.comm, nullptr),
-                   cm.comm)) {
-    return;
-  }
+  DeviceMirror io(dev, v, {&send, &recv});
+  if (!io.ok()) return;
+  const strataResult_t rc = strataReduceScatter(io.map(send.data()), io.map(recvPtr), n, c.type,
+                                                c.op, cm.comm, io.stream());
+  if (!checkResult(v, rc, cm.comm) || !io.download()) return;
   send.checkGuards(v, "sendbuff");
   if (c.inPlace) {
     compareElements(v, "sendbuff before this rank's block changed", send.as<T>(), input.data(),
@@ -110,7 +124,8 @@ void runReduceScatter(const Comm& cm, const Case& c, Reference ref, uint64_t see
 }
 
 template <typename T>
-void runAllGather(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Verdict& v) {
+void runAllGather(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Device* dev,
+                  Verdict& v) {
   const size_t n = c.count, total = n * cm.size, mine = n * cm.rank;
   std::vector<T> input(n), want(total);
   for (size_t k = 0; k < n; ++k) input[k] = genValue<T>(Pattern::kAny, cm.size, cm.rank, k, seed);
@@ -124,14 +139,15 @@ void runAllGather(const Comm& cm, const Case& c, Reference ref, uint64_t seed, V
     }
   }
 
-  GuardedBuffer send(n * sizeof(T), shiftFor<T>(seed, 0));
-  GuardedBuffer recv(total * sizeof(T), shiftFor<T>(seed, 1));
+  MirroredBuffer send(n * sizeof(T), shiftFor<T>(seed, 0));
+  MirroredBuffer recv(total * sizeof(T), shiftFor<T>(seed, 1));
   copyBytes(c.inPlace ? recv.as<T>() + mine : send.as<T>(), input.data(), n * sizeof(T));
   const T* sendPtr = c.inPlace ? recv.as<T>() + mine : send.as<T>();
-  if (!checkResult(v, strataAllGather(sendPtr, recv.data(), n, c.type, cm.comm, nullptr),
-                   cm.comm)) {
-    return;
-  }
+  DeviceMirror io(dev, v, {&send, &recv});
+  if (!io.ok()) return;
+  const strataResult_t rc =
+      strataAllGather(io.map(sendPtr), io.map(recv.data()), n, c.type, cm.comm, io.stream());
+  if (!checkResult(v, rc, cm.comm) || !io.download()) return;
   recv.checkGuards(v, "recvbuff");
   if (!c.inPlace) {
     send.checkGuards(v, "sendbuff");
@@ -147,6 +163,7 @@ struct Options {
   size_t maxCount = std::numeric_limits<size_t>::max();
   double timeout = 300;
   bool twoComms = false;
+  bool device = false;
   bool verbose = false;
   uint64_t seed = 0;
   std::vector<std::string> colls, types, ops;  // filters; empty: all
@@ -156,11 +173,12 @@ bool selected(const std::vector<std::string>& filter, const char* name) {
   return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
 }
 
-// Runs cases and records one local verdict per case, in the same order on every rank.
+// Runs cases and records one local verdict per case, in the same order on every rank. With a
+// Device (--device) every case runs on device buffers.
 class Runner {
  public:
-  Runner(const Options& opt, Watchdog& watchdog, int worldRank)
-      : opt_(opt), watchdog_(watchdog), worldRank_(worldRank) {}
+  Runner(const Options& opt, Watchdog& watchdog, int worldRank, Device* device)
+      : opt_(opt), watchdog_(watchdog), worldRank_(worldRank), device_(device) {}
 
   const Options& options() const { return opt_; }
   int worldRank() const { return worldRank_; }
@@ -183,13 +201,13 @@ class Runner {
       using T = decltype(tag);
       switch (c.coll) {
         case Coll::kAllReduce:
-          runAllReduce<T>(cm, c, ref, seed, v);
+          runAllReduce<T>(cm, c, ref, seed, device_, v);
           break;
         case Coll::kReduceScatter:
-          runReduceScatter<T>(cm, c, ref, seed, v);
+          runReduceScatter<T>(cm, c, ref, seed, device_, v);
           break;
         case Coll::kAllGather:
-          runAllGather<T>(cm, c, ref, seed, v);
+          runAllGather<T>(cm, c, ref, seed, device_, v);
           break;
       }
     });
@@ -210,6 +228,7 @@ class Runner {
   const Options& opt_;
   Watchdog& watchdog_;
   int worldRank_;
+  Device* device_;
   std::vector<unsigned char> results_;
 };
 
@@ -273,6 +292,40 @@ void runMpiCrossCheck(Runner& runner, const Comm& world) {
         }
       }
     }
+  }
+}
+
+// --device: a host buffer and a device buffer in one call (either way round) must fail at once,
+// on every rank, with strataInvalidArgument and a message that names both kinds of memory.
+void runMixedBuffers(Runner& runner, const Comm& world, Device& device, Watchdog& watchdog) {
+  const size_t n = 1021;
+  for (bool hostSend : {true, false}) {
+    const std::string what =
+        std::string("allreduce fp32 sum count=1021 with a ") +
+        (hostSend ? "host sendbuff and a device recvbuff" : "device sendbuff and a host recvbuff") +
+        " on " + world.name;
+    watchdog.setStep(what);
+    Verdict v(runner.worldRank(), what);
+    MirroredBuffer send(n * sizeof(float), 0), recv(n * sizeof(float), 0);
+    DeviceMirror io(&device, v, {hostSend ? &recv : &send});
+    if (!io.ok()) {
+      runner.check(false, what);
+      continue;
+    }
+    const void* sendPtr = hostSend ? send.data() : io.map(send.data());
+    void* recvPtr = hostSend ? io.map(recv.data()) : recv.data();
+    const strataResult_t rc =
+        strataAllReduce(sendPtr, recvPtr, n, strataFloat32, strataSum, world.comm, io.stream());
+    const std::string message = strataGetLastError(world.comm);
+    std::string lower = message;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    const bool ok = rc == strataInvalidArgument && lower.find("host") != std::string::npos &&
+                    lower.find("device") != std::string::npos;
+    const std::string expected =
+        ": expected strataInvalidArgument and a message naming host and device, got ";
+    runner.check(ok && io.download(), what + expected + std::to_string(rc) + " (" +
+                                          strataGetErrorString(rc) + "): \"" + message + "\"");
   }
 }
 
@@ -372,6 +425,9 @@ int main(int argc, char** argv) {
   app.add_flag("--two-comms", opt.twoComms,
                "also run collectives on several live communicators (split MPI_COMM_WORLD); not "
                "with a STRATA_TOPO_FILE, which fits one communicator size");
+  app.add_flag("--device", opt.device,
+               "run every call on device buffers and a CUDA stream, all ranks on GPU 0; exits 77 "
+               "(skipped) when no GPU is visible");
   app.add_flag("-v,--verbose", opt.verbose, "rank 0 prints every case as it starts");
   app.add_option("--seed", opt.seed, "varies every input")->capture_default_str();
   app.add_option("--coll", opt.colls, "only these collectives")
@@ -395,14 +451,38 @@ int main(int argc, char** argv) {
   const double start = MPI_Wtime();
   Watchdog watchdog;
   watchdog.start(opt.timeout, "rank " + std::to_string(rank) + " stuck in ", "startup");
-  Runner runner(opt, watchdog, rank);
+  // --device: every rank must have the GPU, or all skip (77) or fail together.
+  Device device;
+  if (opt.device) {
+    watchdog.setStep("--device: selecting GPU 0");
+    std::string why;
+    const int status = static_cast<int>(device.open(&why));
+    int worst = 0;
+    MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (status == static_cast<int>(Device::Status::kError)) {
+      std::fprintf(stderr, "rank %d: --device: %s\n", rank, why.c_str());
+    }
+    if (worst != static_cast<int>(Device::Status::kReady)) {
+      const bool skip = worst == static_cast<int>(Device::Status::kNoGpu);
+      if (skip && rank == 0) {
+        std::printf("SKIPPED: --device: %s\n",
+                    status == worst ? why.c_str() : "no CUDA GPU visible on another rank");
+        std::fflush(stdout);
+      }
+      watchdog.setStep("MPI_Finalize");
+      MPI_Finalize();
+      return skip ? 77 : 1;
+    }
+  }
+  Runner runner(opt, watchdog, rank, opt.device ? &device : nullptr);
   if (rank == 0) {
     int version = 0;
     strataGetVersion(&version);
     const char* topo = std::getenv("STRATA_TOPO_FILE");
     const char* chunk = std::getenv("STRATA_CHUNK_BYTES");
-    std::printf("strata %d, %d ranks, STRATA_TOPO_FILE=%s STRATA_CHUNK_BYTES=%s%s\n", version, size,
-                topo ? topo : "", chunk ? chunk : "", opt.quick ? ", quick" : "");
+    std::printf("strata %d, %d ranks, STRATA_TOPO_FILE=%s STRATA_CHUNK_BYTES=%s%s%s\n", version,
+                size, topo ? topo : "", chunk ? chunk : "", opt.quick ? ", quick" : "",
+                opt.device ? ", device buffers" : "");
     std::fflush(stdout);
   }
 
@@ -417,6 +497,7 @@ int main(int argc, char** argv) {
 
   runMatrix(runner, world);
   runMpiCrossCheck(runner, world);
+  if (opt.device) runMixedBuffers(runner, world, device, watchdog);
   if (opt.twoComms) runTwoComms(runner, world, watchdog);
 
   watchdog.setStep("strataCommDestroy(world)");

@@ -1,0 +1,245 @@
+#include "fabrics/nccl/nccl_fabric.h"
+
+#include <nccl.h>
+
+#include "common/datatype.h"
+#include "common/log.h"
+#include "common/mpi_check.h"
+#include "fabrics/nccl/nccl_check.h"
+#include "gpu/cuda_check.h"
+
+namespace strata::fabric {
+namespace {
+
+// strata's enums carry NCCL's values (include/strata/strata.h), so a cast converts them.
+static_assert(int(strataInt8) == int(ncclInt8) && int(strataUint8) == int(ncclUint8) &&
+                  int(strataInt32) == int(ncclInt32) && int(strataUint32) == int(ncclUint32) &&
+                  int(strataInt64) == int(ncclInt64) && int(strataUint64) == int(ncclUint64) &&
+                  int(strataFloat16) == int(ncclFloat16) &&
+                  int(strataFloat32) == int(ncclFloat32) &&
+                  int(strataFloat64) == int(ncclFloat64) &&
+                  int(strataBfloat16) == int(ncclBfloat16),
+              "strataDataType_t values must equal ncclDataType_t's");
+static_assert(int(strataSum) == int(ncclSum) && int(strataProd) == int(ncclProd) &&
+                  int(strataMax) == int(ncclMax) && int(strataMin) == int(ncclMin) &&
+                  int(strataAvg) == int(ncclAvg),
+              "strataRedOp_t values must equal ncclRedOp_t's");
+
+ncclDataType_t toNccl(strataDataType_t t) { return static_cast<ncclDataType_t>(t); }
+ncclRedOp_t toNccl(strataRedOp_t op) { return static_cast<ncclRedOp_t>(op); }
+
+const char* at(const void* p, size_t elems, size_t ts) {
+  return static_cast<const char*>(p) + elems * ts;
+}
+char* at(void* p, size_t elems, size_t ts) { return static_cast<char*>(p) + elems * ts; }
+
+class NcclFabric final : public Fabric {
+ public:
+  NcclFabric(ncclComm_t comm, cudaStream_t stream, int rank, int size)
+      : comm_(comm), stream_(stream), rank_(rank), size_(size) {}
+
+  // Never throws. A healthy fabric drains its stream and destroys the communicator. After a
+  // failure a peer may never reach its side of a collective still queued here, so waiting could
+  // hang: abort instead (ncclCommAbort stops the kernels and frees the local resources).
+  ~NcclFabric() override {
+    if (healthy_) {
+      const cudaError_t synced = cudaStreamSynchronize(stream_);
+      if (synced == cudaSuccess) {
+        const ncclResult_t rc = ncclCommDestroy(comm_);
+        if (rc != ncclSuccess) {
+          STRATA_WARN(kSubsysFabric, "ncclCommDestroy failed: %s", ncclGetErrorString(rc));
+        }
+        return;
+      }
+      STRATA_WARN(kSubsysFabric, "nccl fabric: cudaStreamSynchronize failed at destruction: %s",
+                  cudaGetErrorString(synced));
+    }
+    const ncclResult_t rc = ncclCommAbort(comm_);
+    if (rc != ncclSuccess) {
+      STRATA_WARN(kSubsysFabric, "ncclCommAbort failed: %s", ncclGetErrorString(rc));
+    }
+  }
+
+  NcclFabric(const NcclFabric&) = delete;
+  NcclFabric& operator=(const NcclFabric&) = delete;
+
+  const char* name() const override { return "nccl"; }
+  int size() const override { return size_; }
+  int rank() const override { return rank_; }
+
+  Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                       strataDataType_t type, strataRedOp_t op) override {
+    const size_t ts = dataTypeSize(type);
+    if (evenBlocks(counts, displs)) {
+      if (counts[0] == 0) return Status::ok();
+      // NCCL is in place exactly when out == in + rank * count, which is strata's condition.
+      return finish(STRATA_NCCL_STATUS(
+          ncclReduceScatter(in, out, counts[0], toNccl(type), toNccl(op), comm_, stream_), comm_));
+    }
+    // Uneven blocks. ncclReduceScatter takes one count for every member; Horovod, facing the
+    // same problem, reduce-scatters the evenly divisible part and treats the remainder as a
+    // separate step. One ncclReduce per member j (root j, the block at displs[j]), all in one
+    // NCCL group, handles any counts in a single launch, with no padding or staging copies.
+    // Only root j writes its `out` (NCCL ignores recvbuff elsewhere). In place, root j's
+    // recvbuff is its sendbuff, which ncclReduce allows; the other reduces read other blocks.
+    return finish(grouped("ncclReduce", counts, [&](int j) {
+      return ncclReduce(at(in, displs[j], ts), out, counts[j], toNccl(type), toNccl(op), j, comm_,
+                        stream_);
+    }));
+  }
+
+  Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                   strataDataType_t type) override {
+    const size_t ts = dataTypeSize(type);
+    if (evenBlocks(counts, displs)) {
+      if (counts[0] == 0) return Status::ok();
+      // In place exactly when in == out + rank * count, as for strata.
+      return finish(STRATA_NCCL_STATUS(
+          ncclAllGather(in, out, counts[0], toNccl(type), comm_, stream_), comm_));
+    }
+    // Uneven blocks: one broadcast per member from its own block (sendbuff is read on the root
+    // only). In place, the root's sendbuff is its recvbuff, which ncclBroadcast allows.
+    return finish(grouped("ncclBroadcast", counts, [&](int j) {
+      return ncclBroadcast(in, at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+    }));
+  }
+
+  Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
+                   strataRedOp_t op) override {
+    if (count == 0) return Status::ok();
+    return finish(enqueueAllReduce(in, out, count, type, op));
+  }
+
+  // Enqueues only; the stream runs it while the caller's thread does other fabrics' work.
+  Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
+                        strataRedOp_t op) override {
+    if (count == 0) return Status::ok();
+    Status st = enqueueAllReduce(in, out, count, type, op);
+    if (!st.isOk()) healthy_ = false;
+    return st;
+  }
+
+  void progress() override {}  // the GPU advances the collective on its own
+
+  Status allReduceWait() override { return finish(Status::ok()); }
+
+ private:
+  // NCCL allows at most this many operations between ncclGroupStart and ncclGroupEnd.
+  static constexpr int kMaxGroupOps = 2048;
+
+  Status enqueueAllReduce(const void* in, void* out, size_t count, strataDataType_t type,
+                          strataRedOp_t op) {
+    // In place when in == out; NCCL handles it.
+    return STRATA_NCCL_STATUS(
+        ncclAllReduce(in, out, count, toNccl(type), toNccl(op), comm_, stream_), comm_);
+  }
+
+  // True when every block has the same count c and block j starts at j * c: the layout NCCL's
+  // reduce-scatter and all-gather take.
+  bool evenBlocks(const size_t* counts, const size_t* displs) const {
+    for (int j = 0; j < size_; ++j) {
+      if (counts[j] != counts[0] || displs[j] != static_cast<size_t>(j) * counts[0]) return false;
+    }
+    return true;
+  }
+
+  // Issues issue(j) for every member j with counts[j] > 0, grouped so that NCCL launches them
+  // together. Every member issues the same sequence (the counts are the same everywhere), which
+  // is how NCCL pairs the per-root collectives up. Groups past kMaxGroupOps are split; each
+  // group still holds whole collectives, so the split changes nothing for the peers.
+  template <typename Issue>
+  Status grouped(const char* call, const size_t* counts, Issue issue) {
+    int j = 0;
+    while (j < size_) {
+      STRATA_NCCL_CHECK(ncclGroupStart(), comm_);
+      ncclResult_t failed = ncclSuccess;
+      for (int ops = 0; j < size_ && ops < kMaxGroupOps && failed == ncclSuccess; ++j) {
+        if (counts[j] == 0) continue;
+        ++ops;
+        failed = issue(j);
+      }
+      if (failed != ncclSuccess) {
+        Status st = ncclFailure(call, failed, comm_, __FILE__, __LINE__);
+        (void)ncclGroupEnd();  // closes the group; its error is the one just logged
+        return st;
+      }
+      STRATA_NCCL_CHECK(ncclGroupEnd(), comm_);
+    }
+    return Status::ok();
+  }
+
+  // Waits for the work on the stream (the caller relies on completion at return), then asks
+  // NCCL for an error reported asynchronously (e.g. by a peer or the network). A failure marks
+  // the fabric unhealthy, so the destructor aborts the communicator instead of waiting on it.
+  Status finish(Status enqueued) {
+    Status st = enqueued.isOk() ? complete() : enqueued;
+    if (!st.isOk()) healthy_ = false;
+    return st;
+  }
+
+  Status complete() {
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ncclResult_t async = ncclSuccess;
+    STRATA_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async), comm_);
+    if (async != ncclSuccess) {
+      return ncclFailure("nccl communicator (asynchronous error)", async, comm_, __FILE__,
+                         __LINE__);
+    }
+    return Status::ok();
+  }
+
+  ncclComm_t comm_;      // owned
+  cudaStream_t stream_;  // owned by the caller
+  int rank_, size_;
+  bool healthy_ = true;  // false after any failed operation
+};
+
+// The id member 0 makes, with whether making it worked: member 0 takes part in the broadcast
+// even when ncclGetUniqueId failed, so that the others learn it instead of waiting forever in
+// ncclCommInitRank.
+struct Bootstrap {
+  ncclUniqueId id;
+  int ok;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Fabric>> createNcclFabric(MPI_Comm group, cudaStream_t stream) {
+  int rank = 0, size = 0;
+  STRATA_MPI_CHECK(MPI_Comm_rank(group, &rank));
+  STRATA_MPI_CHECK(MPI_Comm_size(group, &size));
+
+  Bootstrap boot{};
+  Status made = Status::ok();
+  if (rank == 0) {
+    made = STRATA_NCCL_STATUS(ncclGetUniqueId(&boot.id), nullptr);
+    boot.ok = made.isOk() ? 1 : 0;
+  }
+  STRATA_MPI_CHECK(MPI_Bcast(&boot, sizeof(boot), MPI_BYTE, 0, group));
+  if (boot.ok == 0) {
+    if (rank == 0) return made;
+    return Status(Code::kRemoteError,
+                  "nccl fabric: member 0 of the group could not create "
+                  "the nccl unique id");
+  }
+
+  ncclComm_t comm = nullptr;
+  const Status init = STRATA_NCCL_STATUS(ncclCommInitRank(&comm, size, boot.id, rank), nullptr);
+  // Every member's init must have worked, or none keeps its communicator: the fabric is used
+  // collectively, so a member without one would leave the others waiting in their first call.
+  // NCCL frees a communicator whose init failed; only the successful ones need aborting.
+  const int localOk = init.isOk() ? 1 : 0;
+  int allOk = 0;
+  const int rc = MPI_Allreduce(&localOk, &allOk, 1, MPI_INT, MPI_MIN, group);
+  if (rc != MPI_SUCCESS || allOk == 0) {
+    if (init.isOk()) (void)ncclCommAbort(comm);
+    if (rc != MPI_SUCCESS) return mpiError("MPI_Allreduce", rc, __FILE__, __LINE__);
+    if (!init.isOk()) return init;
+    return Status(Code::kRemoteError,
+                  "nccl fabric: ncclCommInitRank failed on another member of the group");
+  }
+  STRATA_INFO(kSubsysFabric, "nccl fabric: member %d of %d ready", rank, size);
+  return std::unique_ptr<Fabric>(std::make_unique<NcclFabric>(comm, stream, rank, size));
+}
+
+}  // namespace strata::fabric

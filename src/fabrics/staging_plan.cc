@@ -1,0 +1,62 @@
+#include "fabrics/staging_plan.h"
+
+#include <algorithm>
+
+namespace strata::fabric::staging {
+namespace {
+
+// The longest block: the number of columns the call has.
+size_t longestBlock(const Layout& l) {
+  size_t most = 0;
+  for (int j = 0; j < l.members; ++j) most = std::max(most, l.counts[j]);
+  return most;
+}
+
+}  // namespace
+
+size_t columnsPerChunk(const Layout& l, size_t slotElements) {
+  if (l.kind == Kind::kAllReduce) return std::max<size_t>(1, slotElements);
+  return std::max<size_t>(1, slotElements / static_cast<size_t>(l.members));
+}
+
+size_t numChunks(const Layout& l, size_t cols) {
+  const size_t span = l.kind == Kind::kAllReduce ? l.count : longestBlock(l);
+  return (span + cols - 1) / cols;
+}
+
+void makeChunk(const Layout& l, size_t cols, size_t k, Chunk* out) {
+  out->in.clear();
+  out->out.clear();
+  const size_t first = k * cols;
+  if (l.kind == Kind::kAllReduce) {
+    const size_t n = std::min(cols, l.count - first);
+    out->hostCount = n;
+    out->in.push_back(Copy{first, 0, n});
+    out->out.push_back(Copy{first, 0, n});
+    return;
+  }
+  out->hostCounts.assign(l.members, 0);
+  out->hostDispls.assign(l.members, 0);
+  size_t packed = 0;
+  for (int j = 0; j < l.members; ++j) {
+    const size_t n = l.counts[j] > first ? std::min(cols, l.counts[j] - first) : 0;
+    out->hostCounts[j] = n;
+    out->hostDispls[j] = packed;
+    // Reduce-scatter: every block's piece in from the range, this member's out to its block.
+    // All-gather: this member's piece in from its block, every piece out to the range.
+    const Copy ranged{l.displs[j] + first, packed, n}, own{first, packed, n};
+    if (n > 0) {
+      if (l.kind == Kind::kReduceScatter) {
+        out->in.push_back(ranged);
+        if (j == l.me) out->out.push_back(own);
+      } else {
+        if (j == l.me) out->in.push_back(own);
+        out->out.push_back(ranged);
+      }
+    }
+    packed += n;
+  }
+  out->hostCount = packed;
+}
+
+}  // namespace strata::fabric::staging

@@ -1,0 +1,46 @@
+#include "gpu/device.h"
+
+#include <cstring>
+#include <mutex>
+
+#include "gpu/cuda_check.h"
+
+namespace strata::gpu {
+
+int visibleDevices() {
+  static std::once_flag once;
+  static int count = 0;
+  std::call_once(once, [] {
+    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+    (void)cudaGetLastError();  // a missing driver is not an error of a later call
+  });
+  return count;
+}
+
+StatusOr<PointerPlace> locate(const void* ptr) {
+  PointerPlace place;
+  if (ptr == nullptr || visibleDevices() == 0) return place;
+  cudaPointerAttributes attr{};
+  const cudaError_t rc = cudaPointerGetAttributes(&attr, ptr);
+  if (rc == cudaErrorInvalidValue) {
+    (void)cudaGetLastError();  // older runtimes: memory CUDA has never seen
+    return place;
+  }
+  if (rc != cudaSuccess) return cudaFailure("cudaPointerGetAttributes", rc, __FILE__, __LINE__);
+  if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) {
+    place.device = true;
+    place.ordinal = attr.device;
+  }
+  return place;
+}
+
+StatusOr<DeviceUuid> deviceUuid(int ordinal) {
+  cudaDeviceProp prop{};
+  STRATA_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  DeviceUuid id{};
+  static_assert(sizeof(prop.uuid.bytes) == 16, "cudaUUID_t is 16 bytes");
+  std::memcpy(id.data(), prop.uuid.bytes, id.size());
+  return id;
+}
+
+}  // namespace strata::gpu

@@ -1,0 +1,88 @@
+// gpu::scaleDown (the average's division) and gpu::waitCounter (a stream waits for the host).
+// nvcc's front end reads status.h's `status_ = internalError(...)` (an assignment) as a
+// discarded [[nodiscard]] result, warning #2810; g++ rightly does not.
+#pragma nv_diag_suppress 2810
+
+#include <string>
+#include <type_traits>
+
+#include "common/datatype.h"
+#include "common/log.h"
+#include "gpu/cuda_check.h"
+#include "gpu/kernel_ops.cuh"
+#include "gpu/kernels.h"
+
+namespace strata::gpu {
+namespace {
+
+using detail::kThreads;
+
+// The arithmetic of common/reduce_kernels.h's scaleDownBody. Integers divide in at least int,
+// so a divisor above 127 is not narrowed to int8. Floating types take a true division (nvcc's
+// default -prec-div=true: IEEE round to nearest), not a multiplication by 1/d, then one
+// rounding to the stored type. One element per thread: this runs once per average, after the
+// reduction, and integer division dominates where it is not memory bound.
+template <typename E>
+__global__ void __launch_bounds__(kThreads)
+    scaleDownKernel(typename E::Storage* buf, size_t count, int divisor) {
+  using C = typename E::Compute;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    if constexpr (std::is_integral_v<C>) {
+      using W = std::common_type_t<C, int>;
+      buf[i] = static_cast<C>(static_cast<W>(buf[i]) / static_cast<W>(divisor));
+    } else {
+      buf[i] = E::store(E::load(buf[i]) / static_cast<C>(divisor));
+    }
+  }
+}
+
+struct ScaleByType {
+  template <typename E>
+  static Status run(void* buf, size_t count, int divisor, cudaStream_t stream) {
+    scaleDownKernel<E><<<detail::blocksFor(count), kThreads, 0, stream>>>(
+        static_cast<typename E::Storage*>(buf), count, divisor);
+    STRATA_CUDA_CHECK(cudaGetLastError());
+    return Status::ok();
+  }
+};
+
+// One thread polls the host's counter through the mapped alias (each read crosses the bus,
+// hence the sleep between reads). The system-scope fence after the loop orders the read that
+// saw the target before every later memory access of this grid, so the stream's next work
+// starts only after the counter's value was observed, and sees what the host wrote before
+// advancing it.
+__global__ void waitCounterKernel(const volatile unsigned long long* flag,
+                                  unsigned long long target) {
+  while (*flag < target) __nanosleep(1000);
+  __threadfence_system();
+}
+
+Status rejected(const char* fn, const std::string& message) {
+  STRATA_WARN(kSubsysFabric, "gpu::%s: %s", fn, message.c_str());
+  return invalidArgument(std::string("gpu::") + fn + ": " + message);
+}
+
+}  // namespace
+
+Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor,
+                 cudaStream_t stream) {
+  if (divisor < 1) return rejected("scaleDown", "divisor " + std::to_string(divisor) + " is below 1");
+  if (!validDataType(type)) {
+    return rejected("scaleDown", "invalid datatype " + std::to_string(static_cast<int>(type)));
+  }
+  if (divisor == 1 || count == 0) return Status::ok();  // x / 1 is x, bit for bit
+  if (buf == nullptr) return rejected("scaleDown", "buf is NULL");
+  return detail::visitType<ScaleByType>(type, buf, count, divisor, stream);
+}
+
+Status waitCounter(const volatile unsigned long long* flag, unsigned long long target,
+                   cudaStream_t stream) {
+  if (flag == nullptr) return rejected("waitCounter", "flag is NULL");
+  waitCounterKernel<<<1, 1, 0, stream>>>(flag, target);
+  STRATA_CUDA_CHECK(cudaGetLastError());
+  return Status::ok();
+}
+
+}  // namespace strata::gpu

@@ -1,0 +1,192 @@
+#include "gpu/staged_fabric.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "common/buffer.h"
+#include "common/datatype.h"
+#include "fabrics/staging_plan.h"
+#include "gpu/cuda_check.h"
+
+namespace strata::gpu {
+namespace {
+
+using fabric::staging::Chunk;
+using fabric::staging::Kind;
+using fabric::staging::Layout;
+
+// Keeps the first failure; later ones are only logged (where they happened).
+void keepFirst(Status& first, Status st) {
+  if (first.isOk() && !st.isOk()) first = std::move(st);
+}
+
+class StagedFabric final : public fabric::Fabric {
+ public:
+  StagedFabric(fabric::Fabric* host, size_t slotBytes, cudaStream_t stream)
+      // A slot holds a column of every member, at the widest type (staging_plan.h).
+      : host_(host), slotBytes_(std::max<size_t>(slotBytes, host->size() * sizeof(double))),
+        stream_(stream),
+        name_(std::string(host->name()) + "-staged") {}
+
+  ~StagedFabric() override {
+    for (cudaStream_t s : {down_, up_}) {
+      if (s != nullptr) {
+        (void)cudaStreamSynchronize(s);
+        (void)cudaStreamDestroy(s);
+      }
+    }
+    for (auto* events : {&filled_, &drained_}) {
+      for (cudaEvent_t e : *events) {
+        if (e != nullptr) (void)cudaEventDestroy(e);
+      }
+    }
+    if (start_ != nullptr) (void)cudaEventDestroy(start_);
+    if (slots_ != nullptr) (void)cudaFreeHost(slots_);
+  }
+
+  Status init() {
+    STRATA_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&slots_), kSlots * slotBytes_,
+                                    cudaHostAllocPortable));
+    STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&down_, cudaStreamNonBlocking));
+    STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&up_, cudaStreamNonBlocking));
+    STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&start_, cudaEventDisableTiming));
+    for (int s = 0; s < kSlots; ++s) {
+      STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&filled_[s], cudaEventDisableTiming));
+      STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&drained_[s], cudaEventDisableTiming));
+    }
+    return Status::ok();
+  }
+
+  const char* name() const override { return name_.c_str(); }
+  int size() const override { return host_->size(); }
+  int rank() const override { return host_->rank(); }
+
+  Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
+                   strataRedOp_t op) override {
+    Layout l;
+    l.kind = Kind::kAllReduce;
+    l.count = count;
+    return run(l, in, out, type, [&](char* slot, const Chunk& c) {
+      return host_->allReduce(slot, slot, c.hostCount, type, op);
+    });
+  }
+
+  Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                       strataDataType_t type, strataRedOp_t op) override {
+    const Layout l = blocks(Kind::kReduceScatter, counts, displs);
+    const size_t ts = dataTypeSize(type);
+    return run(l, in, out, type, [&](char* slot, const Chunk& c) {
+      return host_->reduceScatter(slot, at(slot, c.hostDispls[l.me], ts), c.hostCounts.data(),
+                                  c.hostDispls.data(), type, op);
+    });
+  }
+
+  Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                   strataDataType_t type) override {
+    const Layout l = blocks(Kind::kAllGather, counts, displs);
+    const size_t ts = dataTypeSize(type);
+    return run(l, in, out, type, [&](char* slot, const Chunk& c) {
+      return host_->allGather(at(slot, c.hostDispls[l.me], ts), slot, c.hostCounts.data(),
+                              c.hostDispls.data(), type);
+    });
+  }
+
+ private:
+  static constexpr int kSlots = 3;
+
+  Layout blocks(Kind kind, const size_t* counts, const size_t* displs) const {
+    Layout l;
+    l.kind = kind;
+    l.members = host_->size();
+    l.me = host_->rank();
+    l.counts = counts;
+    l.displs = displs;
+    return l;
+  }
+
+  char* slot(size_t k) { return slots_ + (k % kSlots) * slotBytes_; }
+
+  // Queues chunk k's copies down into its slot (after the slot's previous copy up).
+  Status fill(const Layout& l, size_t cols, size_t k, const void* in, size_t ts) {
+    const int s = static_cast<int>(k % kSlots);
+    fabric::staging::makeChunk(l, cols, k, &chunks_[s]);
+    if (k >= kSlots) STRATA_CUDA_CHECK(cudaStreamWaitEvent(down_, drained_[s], 0));
+    for (const fabric::staging::Copy& cp : chunks_[s].in) {
+      STRATA_CUDA_CHECK(cudaMemcpyAsync(at(slot(k), cp.host, ts), at(in, cp.device, ts),
+                                        cp.count * ts, cudaMemcpyDeviceToHost, down_));
+    }
+    STRATA_CUDA_CHECK(cudaEventRecord(filled_[s], down_));
+    return Status::ok();
+  }
+
+  // Queues chunk k's copies up from its slot.
+  Status drain(size_t k, void* out, size_t ts) {
+    const int s = static_cast<int>(k % kSlots);
+    for (const fabric::staging::Copy& cp : chunks_[s].out) {
+      STRATA_CUDA_CHECK(cudaMemcpyAsync(at(out, cp.device, ts), at(slot(k), cp.host, ts),
+                                        cp.count * ts, cudaMemcpyHostToDevice, up_));
+    }
+    STRATA_CUDA_CHECK(cudaEventRecord(drained_[s], up_));
+    return Status::ok();
+  }
+
+  // The pipeline: step k queues chunk k's copy down, then runs chunk k-1's host collective
+  // (while chunk k copies down and chunk k-2 copies up) and queues its copy up.
+  template <typename HostOp>
+  Status run(const Layout& l, const void* in, void* out, strataDataType_t type, HostOp hostOp) {
+    const size_t ts = dataTypeSize(type);
+    const size_t cols = fabric::staging::columnsPerChunk(l, slotBytes_ / ts);
+    const size_t chunks = fabric::staging::numChunks(l, cols);
+    if (chunks == 0) return Status::ok();
+    Status cuda = [&]() -> Status {
+      // Start after the work already queued on the communicator's stream (earlier steps).
+      STRATA_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      STRATA_CUDA_CHECK(cudaStreamWaitEvent(down_, start_, 0));
+      return Status::ok();
+    }();
+    Status hostFailed = Status::ok();
+    for (size_t k = 0; k <= chunks && hostFailed.isOk(); ++k) {
+      if (k < chunks && cuda.isOk()) keepFirst(cuda, fill(l, cols, k, in, ts));
+      if (k == 0) continue;
+      const size_t j = k - 1;
+      const int s = static_cast<int>(j % kSlots);
+      if (cuda.isOk()) {
+        const cudaError_t rc = cudaEventSynchronize(filled_[s]);
+        if (rc != cudaSuccess) keepFirst(cuda, cudaFailure("cudaEventSynchronize", rc, __FILE__, __LINE__));
+      }
+      if (!cuda.isOk()) fabric::staging::makeChunk(l, cols, j, &chunks_[s]);  // the host op's layout
+      hostFailed = hostOp(slot(j), chunks_[s]);
+      if (cuda.isOk()) keepFirst(cuda, drain(j, out, ts));
+    }
+    // Leave nothing in flight, whatever failed.
+    for (cudaStream_t st : {down_, up_}) {
+      const cudaError_t rc = cudaStreamSynchronize(st);
+      if (rc != cudaSuccess) keepFirst(cuda, cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__));
+    }
+    if (!hostFailed.isOk()) return hostFailed;
+    return cuda;
+  }
+
+  fabric::Fabric* host_;  // not owned
+  size_t slotBytes_;
+  cudaStream_t stream_;   // the communicator's; not owned
+  std::string name_;      // "mpi-staged", "shm-staged"
+  char* slots_ = nullptr;
+  cudaStream_t down_ = nullptr, up_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  std::array<cudaEvent_t, kSlots> filled_{}, drained_{};
+  std::array<Chunk, kSlots> chunks_;  // the chunk each slot holds
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<fabric::Fabric>> createStagedFabric(fabric::Fabric* host,
+                                                             size_t slotBytes,
+                                                             cudaStream_t stream) {
+  auto f = std::make_unique<StagedFabric>(host, slotBytes, stream);
+  STRATA_RETURN_IF_ERROR(f->init());
+  return std::unique_ptr<fabric::Fabric>(std::move(f));
+}
+
+}  // namespace strata::gpu
