@@ -187,6 +187,13 @@ void checkQueries(Checker& ck, strataComm_t comm) {
   ck.expectFailure("strataCommUserRank(comm, NULL)",
                    [&] { return strataCommUserRank(comm, nullptr); }, {strataInvalidArgument}, comm,
                    From::kComm, {"rank", "null"});
+  // No device call has failed (none ran): the asynchronous error is strataSuccess.
+  strataResult_t async = strataInternalError;
+  ck.expect(strataCommGetAsyncError(comm, &async) == strataSuccess && async == strataSuccess,
+            "strataCommGetAsyncError gave " + std::to_string(static_cast<int>(async)));
+  ck.expectFailure("strataCommGetAsyncError(comm, NULL)",
+                   [&] { return strataCommGetAsyncError(comm, nullptr); },
+                   {strataInvalidArgument}, comm, From::kComm, {"asyncerror", "null"});
 }
 
 struct ArgCase {
@@ -335,6 +342,10 @@ void checkStaleHandle(Checker& ck, strataComm_t stale, const std::string& how) {
       {"allgather", [&] { return strataAllGather(send, recv, 4, strataInt32, stale, nullptr); }},
       {"strataCommCount", [&] { return strataCommCount(stale, &out); }},
       {"strataCommUserRank", [&] { return strataCommUserRank(stale, &out); }},
+      {"strataCommGetAsyncError", [&] {
+         strataResult_t async = strataSuccess;
+         return strataCommGetAsyncError(stale, &async);
+       }},
       {"strataCommDestroy again", [&] { return strataCommDestroy(stale); }},
       {"strataCommAbort", [&] { return strataCommAbort(stale); }},
   };

@@ -411,7 +411,16 @@ void runTwoComms(Runner& runner, const Comm& world, Watchdog& watchdog) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // On device buffers strata runs calls on a progress thread only when MPI allows threads
+  // (else they block): --device asks for MPI_THREAD_MULTIPLE so that path is the one tested.
+  bool wantThreads = false;
+  for (int i = 1; i < argc; ++i) wantThreads = wantThreads || std::strcmp(argv[i], "--device") == 0;
+  if (wantThreads) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
