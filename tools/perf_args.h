@@ -30,6 +30,7 @@ struct PerfOptions {
   std::string vs;       // "" or "mpi"
   std::string vsLabel;  // defaults to vs
   std::string json, csv, png, title;
+  bool device = false;  // --device (CUDA builds): strata on device buffers (perf_device.h)
 
   // Resolved by resolveOptions.
   Collective coll = Collective::kAllReduce;

@@ -73,7 +73,8 @@ double busFactor(Collective c, int nranks) {
   return c == Collective::kAllReduce ? 2 * (n - 1) / n : (n - 1) / n;
 }
 
-Bench::Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, int nranks)
+Bench::Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, int nranks,
+             PerfDevice* device)
     : o_(o),
       comm_(comm),
       mpi_(mpi),
@@ -82,19 +83,28 @@ Bench::Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, in
       typeSize_(dataTypeSize(o.type)),
       mpiType_(mpiTypeOf(o.type)),
       mpiOp_(mpiOpOf(o.redop)),
-      pattern_(o.coll, o.type, o.redop, nranks) {}
+      pattern_(o.coll, o.type, o.redop, nranks),
+      device_(device) {}
 
 Bench::~Bench() {
   std::free(send_);
   std::free(recv_);
 }
 
+Status Bench::makeDeviceBuffers() {
+  // Sizes rounded up as the host buffers are, so neither is ever 0 bytes.
+  STRATA_ASSIGN_OR_RETURN(strataSend_, device_->alloc((sendBytes_ / kAlign + 1) * kAlign));
+  STRATA_ASSIGN_OR_RETURN(strataRecv_, device_->alloc((recvBytes_ / kAlign + 1) * kAlign));
+  STRATA_RETURN_IF_ERROR(device_->toDevice(strataSend_, send_, sendBytes_));
+  return device_->toDevice(strataRecv_, recv_, recvBytes_);
+}
+
 StatusOr<std::unique_ptr<Bench>> Bench::create(const PerfOptions& o, strataComm_t comm,
-                                               MPI_Comm mpi) {
+                                               MPI_Comm mpi, PerfDevice* device) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(mpi, &rank);
   MPI_Comm_size(mpi, &nranks);
-  std::unique_ptr<Bench> b(new Bench(o, comm, mpi, rank, nranks));
+  std::unique_ptr<Bench> b(new Bench(o, comm, mpi, rank, nranks, device));
   // Send: the largest send; receive: the largest of both, since in place the receive buffer
   // holds a reduce-scatter's whole input.
   for (size_t s : o.sizes) {
@@ -116,6 +126,11 @@ StatusOr<std::unique_ptr<Bench>> Bench::create(const PerfOptions& o, strataComm_
     // Touch every page now, with valid numbers, so no timed call pays for first use.
     b->pattern_.fill(rank, b->send_, 0, b->sendBytes_ / b->typeSize_);
     b->pattern_.fill(rank, b->recv_, 0, b->recvBytes_ / b->typeSize_);
+    b->strataSend_ = b->send_;
+    b->strataRecv_ = b->recv_;
+    if (device != nullptr) {
+      local = b->makeDeviceBuffers().withContext("rank " + std::to_string(rank) + ": --device");
+    }
   }
   int bad = local.isOk() ? 0 : 1;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, mpi);
@@ -126,31 +141,50 @@ StatusOr<std::unique_ptr<Bench>> Bench::create(const PerfOptions& o, strataComm_
 
 bool Bench::callStrata(Placement p, const Geometry& g) {
   const size_t shift = static_cast<size_t>(rank_) * g.count * typeSize_;
+  unsigned char* const send = strataSend_;
+  unsigned char* const recv = strataRecv_;
+  const strataStream_t stream = device_ != nullptr ? device_->stream() : nullptr;
   strataResult_t r = strataSuccess;
   const char* what = "";
   switch (o_.coll) {
     case Collective::kAllReduce:
       what = "strataAllReduce";
-      r = strataAllReduce(p == kInPlace ? recv_ : send_, recv_, g.count, o_.type, o_.redop, comm_,
-                          nullptr);
+      r = strataAllReduce(p == kInPlace ? recv : send, recv, g.count, o_.type, o_.redop, comm_,
+                          stream);
       break;
     case Collective::kReduceScatter:  // in place: recvbuff == sendbuff + rank * recvcount
       what = "strataReduceScatter";
       r = p == kInPlace
-              ? strataReduceScatter(recv_, recv_ + shift, g.count, o_.type, o_.redop, comm_,
-                                    nullptr)
-              : strataReduceScatter(send_, recv_, g.count, o_.type, o_.redop, comm_, nullptr);
+              ? strataReduceScatter(recv, recv + shift, g.count, o_.type, o_.redop, comm_, stream)
+              : strataReduceScatter(send, recv, g.count, o_.type, o_.redop, comm_, stream);
       break;
     case Collective::kAllGather:  // in place: sendbuff == recvbuff + rank * sendcount
       what = "strataAllGather";
-      r = strataAllGather(p == kInPlace ? recv_ + shift : send_, recv_, g.count, o_.type, comm_,
-                          nullptr);
+      r = strataAllGather(p == kInPlace ? recv + shift : send, recv, g.count, o_.type, comm_,
+                          stream);
       break;
   }
-  if (r == strataSuccess) return true;
-  error_ = std::string(what) + " (" + std::to_string(g.count) + " elements, " +
-           (p == kInPlace ? "in place" : "out of place") + ") failed: " + strataGetErrorString(r) +
-           ": " + strataGetLastError(comm_);
+  const std::string call = std::string(what) + " (" + std::to_string(g.count) + " elements, " +
+                           (p == kInPlace ? "in place" : "out of place") +
+                           (device_ != nullptr ? ", device buffers)" : ")");
+  if (r != strataSuccess) {
+    error_ = call + " failed: " + strataGetErrorString(r) + ": " + strataGetLastError(comm_);
+    return false;
+  }
+  if (device_ == nullptr) return true;
+  // The call may return once enqueued (progress thread): it is complete, as a host call is when
+  // it returns, only after the stream is, and its errors surface as the comm's async error.
+  const Status synced = device_->sync();
+  if (!synced.isOk()) {
+    error_ = call + ": " + synced.message();
+    return false;
+  }
+  strataResult_t async = strataSuccess;
+  const strataResult_t asked = strataCommGetAsyncError(comm_, &async);
+  if (asked == strataSuccess && async == strataSuccess) return true;
+  error_ = call + " failed after it returned: " +
+           strataGetErrorString(asked != strataSuccess ? asked : async) + ": " +
+           strataGetLastError(comm_);
   return false;
 }
 
@@ -213,10 +247,28 @@ void Bench::prepareCheck(Placement p, const Geometry& g) {
   }
 }
 
+// Every byte prepareCheck may have written: the send elements, and the receive buffer up to the
+// size column (in place it holds the whole input; an all-gather's whole output).
+bool Bench::copyCheckInputs(const Geometry& g) {
+  Status s = device_->toDevice(strataSend_, send_, g.sendCount * typeSize_);
+  if (s.isOk()) s = device_->toDevice(strataRecv_, recv_, g.bytes);
+  if (!s.isOk()) error_ = "--device check inputs: " + s.message();
+  return s.isOk();
+}
+
+bool Bench::copyCheckResult(const Geometry& g) {
+  const Status s = device_->toHost(recv_, strataRecv_, g.bytes);
+  if (!s.isOk()) error_ = "--device check result: " + s.message();
+  return s.isOk();
+}
+
 long long Bench::check(Impl impl, Placement p, const Geometry& g) {
   prepareCheck(p, g);
+  const bool onDevice = impl == kStrata && device_ != nullptr;
+  if (onDevice && !copyCheckInputs(g)) return -2;
   MPI_Barrier(mpi_);
   if (!call(impl, p, g)) return -2;
+  if (onDevice && !copyCheckResult(g)) return -2;
   const size_t shift = static_cast<size_t>(rank_) * g.count;
   switch (o_.coll) {
     case Collective::kAllReduce:

@@ -2,6 +2,11 @@
 // on the same communicator and the same buffers, out of place and in place, timed as
 // nccl-tests times (a barrier, then -n calls back to back, the mean per call, reduced over
 // ranks as -a says), then checked (-c).
+//
+// With --device (a PerfDevice), strata's calls take device buffers of the same sizes and are
+// each followed by a stream synchronisation inside the timed loop; MPI's keep the host buffers
+// (this MPI is not CUDA-aware). Inputs are filled on the host and copied to the device; results
+// are copied back and checked by the same code.
 #pragma once
 
 #include <mpi.h>
@@ -13,6 +18,7 @@
 #include "common/status.h"
 #include "perf_args.h"
 #include "perf_data.h"
+#include "perf_device.h"
 #include "strata/strata.h"
 
 namespace strata::tools {
@@ -40,9 +46,10 @@ double busFactor(Collective c, int nranks);
 
 class Bench {
  public:
-  // Allocates the buffers for the largest size once (collective: every rank fails alike).
+  // Allocates the buffers for the largest size once (collective: every rank fails alike). With
+  // `device` (--device; it must outlive the Bench) strata's buffers are on its GPU.
   static StatusOr<std::unique_ptr<Bench>> create(const PerfOptions& o, strataComm_t comm,
-                                                 MPI_Comm mpi);
+                                                 MPI_Comm mpi, PerfDevice* device = nullptr);
   ~Bench();
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -52,7 +59,10 @@ class Bench {
   Status runSize(size_t sizeBytes, PerfRow* row);
 
  private:
-  Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, int nranks);
+  Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, int nranks,
+        PerfDevice* device);
+  // --device: the device buffers, filled from the host ones.
+  Status makeDeviceBuffers();
 
   // One call of `impl`; false (with error_ set) when it failed.
   bool call(Impl impl, Placement p, const Geometry& g);
@@ -61,6 +71,9 @@ class Bench {
   // Fills the input of one check and returns the wrong elements of its result.
   long long check(Impl impl, Placement p, const Geometry& g);
   void prepareCheck(Placement p, const Geometry& g);
+  // --device: the host inputs of a check to the device, and its result back.
+  bool copyCheckInputs(const Geometry& g);
+  bool copyCheckResult(const Geometry& g);
   Status agreeOk(bool ok);
 
   const PerfOptions& o_;
@@ -71,8 +84,11 @@ class Bench {
   MPI_Datatype mpiType_ = MPI_DATATYPE_NULL;
   MPI_Op mpiOp_ = MPI_OP_NULL;
   Pattern pattern_;
-  unsigned char* send_ = nullptr;
+  unsigned char* send_ = nullptr;  // host buffers: MPI's, and the check's inputs and results
   unsigned char* recv_ = nullptr;
+  PerfDevice* device_ = nullptr;
+  unsigned char* strataSend_ = nullptr;  // strata's buffers: send_/recv_, or on device_'s GPU
+  unsigned char* strataRecv_ = nullptr;
   size_t sendBytes_ = 0, recvBytes_ = 0;
   std::string error_;
 };

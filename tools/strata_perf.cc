@@ -2,7 +2,8 @@
 // strataReduceScatter or strataAllGather over a sweep of sizes, out of place and in place, and
 // prints nccl-tests' table (size, count, type, redop, root, time, algbw, busbw, #wrong), so its
 // output reads, and parses, like all_reduce_perf's. With --vs mpi it times MPI's own collective
-// on the same communicator and buffers in the same run, alternating with strata.
+// on the same communicator and buffers in the same run, alternating with strata. With --device
+// (CUDA builds) strata's buffers are on the GPU and its calls on a stream (perf_device.h).
 //
 // It uses only the public API (strataCommInitMPI, the collectives, strataCommDescribe), plus the
 // host name strata groups ranks by, for the header.
@@ -20,6 +21,7 @@
 #include "core/init.h"
 #include "perf_args.h"
 #include "perf_bench.h"
+#include "perf_device.h"
 #include "perf_export.h"
 #include "perf_plot.h"
 #include "perf_report.h"
@@ -69,16 +71,35 @@ PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int a
   return m;
 }
 
+// --device's lines of the header: where the buffers are and how a call is timed.
+std::string deviceLines(const PerfOptions& o, const PerfDevice& device, int threadLevel) {
+  const bool threaded =
+      threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_GPU_PROGRESS") != 0;
+  std::string t = "# Device buffers: strata's send/recv cudaMalloc'd on GPU local rank % GPU count";
+  t += " (rank 0: " + device.describe() + "), calls on one non-blocking stream\n";
+  t += "# Device timing: every call is followed by cudaStreamSynchronize inside the timed loop "
+       "(host timer, as nccl-tests); ";
+  t += threaded ? "calls return once enqueued (progress thread, MPI_THREAD_MULTIPLE)\n"
+                : "calls return when done (no progress thread: MPI_THREAD_MULTIPLE not provided "
+                  "or STRATA_GPU_PROGRESS=0)\n";
+  t += "# Device check (-c): inputs filled on the host, copied to the GPU; results copied back\n";
+  if (!o.vs.empty()) {
+    t += "# MPI side: host buffers of the same size (MPI is never given device pointers)\n";
+  }
+  return t;
+}
+
 // The sweep on a communicator every rank made. Returns the exit code (the same on every rank).
 int sweep(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, const PerfMeta& meta,
-          const std::string& jsonPath) {
+          const std::string& jsonPath, PerfDevice* device, int threadLevel) {
   int rank = 0;
   MPI_Comm_rank(mpi, &rank);
   const bool root = rank == 0;
-  StatusOr<std::unique_ptr<Bench>> bench = Bench::create(o, comm, mpi);
+  StatusOr<std::unique_ptr<Bench>> bench = Bench::create(o, comm, mpi, device);
   if (!bench.isOk()) return root ? fail(bench.status().message()) : 1;
   if (root) {
-    std::fputs((formatPreamble(o, meta) + formatTableHeader(o)).c_str(), stdout);
+    const std::string extra = device != nullptr ? deviceLines(o, *device, threadLevel) : "";
+    std::fputs((formatPreamble(o, meta) + extra + formatTableHeader(o)).c_str(), stdout);
     std::fflush(stdout);
   }
   // Progress on stderr, rank 0: every size on a terminal, else at most every few seconds.
@@ -139,14 +160,64 @@ Status checkOutputs(const PerfOptions& o) {
   return o.png.empty() ? Status::ok() : plotReady();
 }
 
+// --device: this rank's GPU and stream, or the exit code every rank agrees on: 0, or
+// kPerfNoGpuExit when a rank sees no GPU (the lowest such rank says why), or 1 on another error.
+int openDevice(MPI_Comm mpi, int rank, int nranks, std::unique_ptr<PerfDevice>* out) {
+  int local = 0;
+  std::string why;
+#ifdef STRATA_HAVE_CUDA
+  bool noGpu = false;
+  StatusOr<std::unique_ptr<PerfDevice>> d = openPerfDevice(&noGpu);
+  if (d.isOk()) {
+    *out = d.take();
+  } else {
+    local = noGpu ? kPerfNoGpuExit : 1;
+    why = d.status().message();
+  }
+#else
+  local = 1;
+  why = "this strata-perf was built without CUDA";
+#endif
+  // The worst code wins (1 over 77); the lowest rank that has it says why.
+  int code = 0;
+  MPI_Allreduce(&local, &code, 1, MPI_INT, MPI_MAX, mpi);
+  const int mine = code != 0 && local == code ? rank : nranks;
+  int reporter = nranks;
+  MPI_Allreduce(&mine, &reporter, 1, MPI_INT, MPI_MIN, mpi);
+  if (reporter == rank) {
+    if (local == kPerfNoGpuExit) {
+      std::fprintf(stderr, "strata-perf: --device: %s\n", why.c_str());
+    } else {
+      fail("rank " + std::to_string(rank) + ": --device: " + why);
+    }
+  }
+  return code;
+}
+
 int run(const PerfOptions& o, int* argc, char*** argv) {
-  MPI_Init(argc, argv);
+  // Device calls run on strata's progress thread only under MPI_THREAD_MULTIPLE (NCCL's
+  // semantics: they return once enqueued).
+  int threadLevel = MPI_THREAD_SINGLE;
+  if (o.device) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &threadLevel);
+  } else {
+    MPI_Init(argc, argv);
+  }
   int rank = 0, nranks = 1;
   MPI_Comm mpi = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &mpi);
   MPI_Comm_set_errhandler(mpi, MPI_ERRORS_RETURN);
   MPI_Comm_rank(mpi, &rank);
   MPI_Comm_size(mpi, &nranks);
+  // Before anything else: without a GPU there is nothing to measure (skipped, not failed).
+  std::unique_ptr<PerfDevice> device;
+  const int deviceCode = o.device ? openDevice(mpi, rank, nranks, &device) : 0;
+  if (deviceCode != 0) {
+    device.reset();
+    MPI_Comm_free(&mpi);
+    MPI_Finalize();
+    return deviceCode;
+  }
   // --png without --json: the JSON goes to a temporary file for the plot.
   std::string jsonPath = o.json;
   bool tempJson = false;
@@ -169,9 +240,10 @@ int run(const PerfOptions& o, int* argc, char*** argv) {
       fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
   } else {
     const PerfMeta meta = gatherMeta(comm, mpi, rank, nranks, *argc, *argv);
-    code = sweep(o, comm, mpi, meta, jsonPath);
+    code = sweep(o, comm, mpi, meta, jsonPath, device.get(), threadLevel);
     strataCommDestroy(comm);
   }
+  device.reset();  // after the communicator: its device calls used the stream and buffers
   MPI_Comm_free(&mpi);
   MPI_Finalize();
   if (rank == 0 && !o.png.empty() && ready.isOk()) {
@@ -201,7 +273,18 @@ repeat (-R) times strata, then MPI, so both see the same machine. MPI has no hal
 The last lines: "# Out of bounds values : N OK|FAILED" (results with wrong elements) and
 "# Avg bus bandwidth    : X" (strata's, over every row, out of place and in place).
 Exit status 1 when a result is wrong, a call fails, or a file cannot be written.
-
+)"
+#ifdef STRATA_HAVE_CUDA
+    R"(
+--device: strata's send and receive buffers are cudaMalloc'd on GPU (local rank % GPU count,
+the local rank from OMPI_COMM_WORLD_LOCAL_RANK) and its calls go on one non-blocking stream;
+each call is followed by cudaStreamSynchronize inside the timed loop. MPI is initialised with
+MPI_THREAD_MULTIPLE, so strata's progress thread runs the calls. Checks fill the inputs on the
+host and copy them over, then copy the results back. --vs mpi keeps MPI on host buffers of the
+same size. Exit status 77 on every rank when no GPU is visible.
+)"
+#endif
+    R"(
 Examples:
   mpirun -n 4 strata-perf -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -d float -o sum -t allreduce
   mpirun -n 16 strata-perf -b 1K -e 256M -f 4 --vs mpi -R 3 --json ar.json --png ar.png
@@ -268,6 +351,21 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_option("--title", o.title, "title of the --png plot")->type_name("TEXT");
   const bool printer = strata::tools::firstProcess();
+#ifdef STRATA_HAVE_CUDA
+  app.add_flag("--device", o.device,
+               "strata on CUDA device buffers and a stream (GPU local rank % GPU count); MPI "
+               "(--vs) stays on host buffers");
+#else
+  // Said plainly, rather than CLI11's "not expected", since the flag exists in CUDA builds.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--device") {
+      return printer ? strata::tools::fail(
+                           "--device: this strata-perf was built without CUDA (configure with "
+                           "the CUDA toolkit and NCCL present)")
+                     : 1;
+    }
+  }
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

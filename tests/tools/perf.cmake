@@ -8,6 +8,9 @@
 #   check_<collective>_<layout>_<op>: float, half, bfloat16 and int8 on 2 ranks (2r) and on 4
 #   ranks as 2 emulated hosts (4r2h), ops sum, avg and max (allgather has no op).
 #
+#   device (CUDA builds only): --device sweeps with -c 1 on 2 ranks sharing the GPU; skipped
+#   (exit 77) where no GPU is visible.
+#
 # Cases that start mpiexec are labelled mpi and run serially, as tests/mpi's do.
 if(NOT TARGET strata-perf)
   return()
@@ -43,6 +46,9 @@ foreach(layout 2r 4r2h)
   endforeach()
   list(APPEND STRATA_PERF_MPI_CASES check_allgather_${layout}_sum)
 endforeach()
+if(STRATA_HAVE_CUDA)
+  list(APPEND STRATA_PERF_MPI_CASES device)
+endif()
 
 foreach(case IN LISTS STRATA_PERF_CASES STRATA_PERF_MPI_CASES)
   add_test(NAME tools.strata_perf.${case}
@@ -57,3 +63,7 @@ foreach(case IN LISTS STRATA_PERF_CASES STRATA_PERF_MPI_CASES)
   endif()
 endforeach()
 set_tests_properties(tools.strata_perf.plot PROPERTIES SKIP_RETURN_CODE 77)
+if(STRATA_HAVE_CUDA)
+  set_tests_properties(tools.strata_perf.device PROPERTIES LABELS "tools;mpi;gpu"
+    SKIP_RETURN_CODE 77)
+endif()

@@ -3,9 +3,10 @@
 #
 #   test_strata_perf.sh CASE
 #
-# CASE is help, bad_arguments, bad_flag_mpi, bad_output, vs_mpi, plot, or
-# check_<collective>_<layout>_<op>: a small sweep with -c 1 for float, half, bfloat16 and int8,
-# where layout is 2r (2 ranks, one host) or 4r2h (4 ranks on 2 emulated hosts, interleaved).
+# CASE is help, bad_arguments, bad_flag_mpi, bad_output, vs_mpi, plot, device (CUDA builds:
+# exit 77, skipped, without a GPU), or check_<collective>_<layout>_<op>: a small sweep with -c 1
+# for float, half, bfloat16 and int8, where layout is 2r (2 ranks, one host) or 4r2h (4 ranks on
+# 2 emulated hosts, interleaved).
 #
 # The environment names what to run (ctest sets it; the names avoid the STRATA_ prefix, which
 # strata warns about when it does not know the variable):
@@ -211,6 +212,31 @@ and d['nranks']==4 and d['nhosts']==2" "$json" || fail "vs_label, nranks or nhos
     "${PERF_PLOT:?}" -o "$work/bad.png" "$err" >"$out" 2>"$err.2"
     rc=$?
     [ "$rc" -ne 0 ] || fail "tools/plot accepted a file that is not JSON"
+    ;;
+
+  device)
+    # strata on device buffers, 2 ranks sharing the GPU: 4, 8, 16, 32 and 64 KiB, checked.
+    mpirun -n 2 "$tool" --device -b 4K -e 64K -f 2 -c 1
+    if [ "$rc" -eq 77 ]; then
+      has_err "strata-perf: --device: no CUDA GPU visible ("
+      echo "SKIP ($case_name): $(grep -m1 'no CUDA GPU visible' "$err")"
+      exit 77
+    fi
+    expect_rc 0
+    check_table 13
+    has "# Device buffers: strata's send/recv cudaMalloc'd on GPU"
+    lacks "# MPI side:"
+    # Every collective and placement, a 2-byte type, and MPI on host buffers next to it.
+    mpirun -n 2 "$tool" --device -b 4K -e 64K -f 2 -c 1 -n 2 -t reducescatter -d bfloat16 -o avg
+    expect_rc 0
+    check_table 13
+    mpirun -n 2 "$tool" --device -b 4K -e 64K -f 2 -c 1 -n 2 -t allgather -d half
+    expect_rc 0
+    check_table 13
+    mpirun -n 2 "$tool" --device -b 4K -e 64K -f 2 -c 1 -n 2 -t allreduce -d int32 -o max --vs mpi
+    expect_rc 0
+    check_table 21
+    has "# MPI side: host buffers"
     ;;
 
   *)
