@@ -34,6 +34,17 @@ std::string describeComm(const strataComm& c) {
         << h.coord(c.rank, l) << (l + 1 < h.numLevels() ? ";" : "");
   }
   out << "\n";
+  // Device fabrics exist once a device call needed them (core/device_path.h).
+  bool anyDevice = false;
+  std::ostringstream dev;
+  for (size_t l = 0; l < c.levels.size(); ++l) {
+    const LevelGroup* g = c.levels[l];
+    if (g == nullptr || !g->deviceFabric) continue;
+    dev << (anyDevice ? "; " : "") << h.level(static_cast<int>(l)).name << " "
+        << g->deviceFabric->name();
+    anyDevice = true;
+  }
+  if (anyDevice) out << "  device buffers (this rank): " << dev.str() << "\n";
   return out.str();
 }
 

@@ -23,7 +23,7 @@ Device::~Device() {
   if (stream_) cudaStreamDestroy(cudaStream(stream_));
 }
 
-Device::Status Device::open(std::string* why) {
+Device::Status Device::open(std::string* why, bool legacyStream) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -38,7 +38,8 @@ Device::Status Device::open(std::string* why) {
     *why = cudaWhy("cudaSetDevice(0)", err);
     return Status::kError;
   }
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;  // the legacy default stream
+  if (legacyStream) return Status::kReady;
   if ((err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {
     *why = cudaWhy("cudaStreamCreateWithFlags", err);
     return Status::kError;

@@ -48,7 +48,8 @@ class Device {
   // legacy default stream orders itself with the test's work by accident). kNoGpu when no GPU is
   // visible (cudaGetDeviceCount fails or finds none, or the build has no CUDA); kError when a
   // visible GPU cannot be set up. *why says which, with CUDA's error string.
-  Status open(std::string* why);
+  // legacyStream: use the legacy default stream (NULL, what simple NCCL code passes) instead.
+  Status open(std::string* why, bool legacyStream = false);
 
   strataStream_t stream() const { return stream_; }
 
@@ -102,7 +103,7 @@ class DeviceMirror {
 // Host-only build: there is never a Device, so a mirror is the identity.
 inline Device::~Device() = default;
 
-inline Device::Status Device::open(std::string* why) {
+inline Device::Status Device::open(std::string* why, bool) {
   *why = "this build has no CUDA";
   return Status::kNoGpu;
 }

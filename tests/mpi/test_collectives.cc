@@ -21,7 +21,7 @@
 // exits with 77, which ctest reports as skipped (SKIP_RETURN_CODE).
 //
 //   mpiexec -n 8 strata_mpi_collectives [--quick] [--max-count N] [--timeout S] [--two-comms]
-//                                       [--device]
+//                                       [--device [--legacy-stream]]
 
 #include <mpi.h>
 
@@ -164,6 +164,7 @@ struct Options {
   double timeout = 300;
   bool twoComms = false;
   bool device = false;
+  bool legacyStream = false;
   bool verbose = false;
   uint64_t seed = 0;
   std::vector<std::string> colls, types, ops;  // filters; empty: all
@@ -437,6 +438,9 @@ int main(int argc, char** argv) {
   app.add_flag("--device", opt.device,
                "run every call on device buffers and a CUDA stream, all ranks on GPU 0; exits 77 "
                "(skipped) when no GPU is visible");
+  app.add_flag("--legacy-stream", opt.legacyStream,
+               "with --device: pass the legacy default stream (NULL) instead of a stream of the "
+               "test's own");
   app.add_flag("-v,--verbose", opt.verbose, "rank 0 prints every case as it starts");
   app.add_option("--seed", opt.seed, "varies every input")->capture_default_str();
   app.add_option("--coll", opt.colls, "only these collectives")
@@ -465,7 +469,7 @@ int main(int argc, char** argv) {
   if (opt.device) {
     watchdog.setStep("--device: selecting GPU 0");
     std::string why;
-    const int status = static_cast<int>(device.open(&why));
+    const int status = static_cast<int>(device.open(&why, opt.legacyStream));
     int worst = 0;
     MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (status == static_cast<int>(Device::Status::kError)) {
