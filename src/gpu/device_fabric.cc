@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/mpi_check.h"
 #include "core/init.h"
+#include "fabrics/device_choice.h"
 #include "fabrics/mpi/mpi_types.h"
 #include "fabrics/nccl/nccl_fabric.h"
 #include "gpu/cuda_check.h"
@@ -102,76 +103,37 @@ class CudaAwareMpiFabric final : public fabric::Fabric {
   std::vector<int> counts_, displs_;
 };
 
-// What a member tells the others about itself.
-struct Identity {
-  unsigned long long hostHash;
-  unsigned char uuid[16];
-  int cudaAware;
-};
-
-unsigned long long fnv1a(const std::string& s) {
-  unsigned long long x = 1469598103934665603ull;
-  for (unsigned char ch : s) {
-    x ^= ch;
-    x *= 1099511628211ull;
-  }
-  return x;
-}
-
-enum class Choice { kNccl, kCudaAware, kStaged };
-
-const char* choiceName(Choice c) {
-  switch (c) {
-    case Choice::kNccl: return "nccl";
-    case Choice::kCudaAware: return "mpi on device buffers (CUDA-aware)";
-    case Choice::kStaged: return "staged through pinned host memory";
-  }
-  return "?";
-}
-
-// The same decision on every member: it depends only on the gathered identities.
-Choice choose(const std::vector<Identity>& all, bool pinnedToMpi) {
-  bool oneHost = true, distinctGpus = true, cudaAware = true;
-  for (size_t i = 0; i < all.size(); ++i) {
-    oneHost = oneHost && all[i].hostHash == all[0].hostHash;
-    cudaAware = cudaAware && all[i].cudaAware != 0;
-    for (size_t j = 0; j < i; ++j) {
-      if (std::memcmp(all[i].uuid, all[j].uuid, 16) == 0) distinctGpus = false;
-    }
-  }
-  if (oneHost && distinctGpus && !pinnedToMpi) return Choice::kNccl;
-  return cudaAware ? Choice::kCudaAware : Choice::kStaged;
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<fabric::Fabric>> createDeviceFabric(MPI_Comm group,
                                                              fabric::Fabric* host,
                                                              const DeviceFabricOptions& o) {
-  Identity me{};
-  me.hostHash = fnv1a(o.host);
+  fabric::MemberIdentity me{};
+  me.hostHash = fabric::hostHash(o.host);
   StatusOr<DeviceUuid> uuid = deviceUuid(o.device);
   if (uuid.isOk()) std::memcpy(me.uuid, uuid.value().data(), 16);
   me.cudaAware = o.cudaAware < 0 ? (mpiReportsCudaAware() ? 1 : 0) : o.cudaAware;
   STRATA_RETURN_IF_ERROR(core::agree(group, uuid.status()));
-  std::vector<Identity> all(host->size());
-  STRATA_MPI_CHECK(MPI_Allgather(&me, sizeof(Identity), MPI_BYTE, all.data(), sizeof(Identity),
-                                 MPI_BYTE, group));
-  const Choice choice = choose(all, o.pinnedToMpi);
+  std::vector<fabric::MemberIdentity> all(host->size());
+  STRATA_MPI_CHECK(MPI_Allgather(&me, sizeof(me), MPI_BYTE, all.data(), sizeof(me), MPI_BYTE,
+                                 group));
+  const fabric::DeviceChoice choice = fabric::chooseDeviceFabric(all, o.pinnedToMpi);
   StatusOr<std::unique_ptr<fabric::Fabric>> made = [&]() -> StatusOr<std::unique_ptr<fabric::Fabric>> {
-    if (choice == Choice::kNccl) return fabric::createNcclFabric(group, o.stream);
+    if (choice == fabric::DeviceChoice::kNccl) return fabric::createNcclFabric(group, o.stream);
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> staged,
                             createStagedFabric(host, o.stagingBytes, o.stream));
-    if (choice == Choice::kStaged) return staged;
+    if (choice == fabric::DeviceChoice::kStaged) return staged;
     STRATA_RETURN_IF_ERROR(fabric::acquireMpiOps());
     return std::unique_ptr<fabric::Fabric>(
         std::make_unique<CudaAwareMpiFabric>(group, std::move(staged), o.stream));
   }();
   // nccl agrees on its own failures; the others are local and agreed on here.
-  if (choice != Choice::kNccl) STRATA_RETURN_IF_ERROR(core::agree(group, made.status()));
+  if (choice != fabric::DeviceChoice::kNccl) {
+    STRATA_RETURN_IF_ERROR(core::agree(group, made.status()));
+  }
   if (!made.isOk()) return made.status();
   STRATA_INFO(kSubsysFabric, "device fabric of a group of %d: %s", host->size(),
-              choiceName(choice));
+              fabric::deviceChoiceName(choice));
   return made;
 }
 
