@@ -16,8 +16,14 @@ if(NOT STRATA_WITH_CUDA STREQUAL "OFF")
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()
   find_package(CUDAToolkit QUIET)
-  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+  # NCCL_HOME / NCCL_ROOT (as nccl-tests and Horovod take them) for an NCCL outside CUDA's tree,
+  # e.g. the nvidia-nccl pip wheel, which ships only libnccl.so.2.
+  find_path(NCCL_INCLUDE_DIR nccl.h
+    HINTS $ENV{NCCL_HOME} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda
+    PATH_SUFFIXES include)
+  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+    HINTS $ENV{NCCL_HOME} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda
+    PATH_SUFFIXES lib lib64)
   if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
     set(STRATA_HAVE_CUDA ON)
   elseif(STRATA_WITH_CUDA STREQUAL "ON")
