@@ -14,6 +14,7 @@ uint64_t hostHash(const std::string& host) {
 }
 
 DeviceChoice chooseDeviceFabric(const std::vector<MemberIdentity>& all, bool pinnedToMpi) {
+  if (all.size() == 1) return DeviceChoice::kLocal;
   bool oneHost = true, distinctGpus = true, cudaAware = true;
   for (size_t i = 0; i < all.size(); ++i) {
     oneHost = oneHost && all[i].hostHash == all[0].hostHash;
@@ -28,6 +29,7 @@ DeviceChoice chooseDeviceFabric(const std::vector<MemberIdentity>& all, bool pin
 
 const char* deviceChoiceName(DeviceChoice c) {
   switch (c) {
+    case DeviceChoice::kLocal: return "local copies (one member)";
     case DeviceChoice::kNccl: return "nccl";
     case DeviceChoice::kCudaAwareMpi: return "mpi on device buffers (CUDA-aware)";
     case DeviceChoice::kStaged: return "staged through pinned host memory";

@@ -17,9 +17,11 @@ struct MemberIdentity {
 
 uint64_t hostHash(const std::string& host);
 
-enum class DeviceChoice { kNccl, kCudaAwareMpi, kStaged };
+enum class DeviceChoice { kLocal, kNccl, kCudaAwareMpi, kStaged };
 
 // The same answer on every member, since it reads only the gathered identities:
+//   local          one member: every collective is a device copy (no NCCL bootstrap, which
+//                  needs a network interface, for nothing);
 //   nccl           all members on one host, each on a GPU of its own, level not pinned to mpi;
 //   CUDA-aware mpi otherwise, when every member's MPI reads GPU memory;
 //   staged         otherwise (members sharing a GPU end here: NCCL refuses them).

@@ -103,6 +103,41 @@ class CudaAwareMpiFabric final : public fabric::Fabric {
   std::vector<int> counts_, displs_;
 };
 
+// A group of one member: every collective is a copy on the communicator's stream (or nothing,
+// in place), done before returning.
+class LocalFabric final : public fabric::Fabric {
+ public:
+  explicit LocalFabric(cudaStream_t stream) : stream_(stream) {}
+  const char* name() const override { return "local"; }
+  int size() const override { return 1; }
+  int rank() const override { return 0; }
+
+  Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
+                   strataRedOp_t) override {
+    return copy(out, in, count * dataTypeSize(type));
+  }
+  Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                       strataDataType_t type, strataRedOp_t) override {
+    const size_t ts = dataTypeSize(type);
+    return copy(out, static_cast<const char*>(in) + displs[0] * ts, counts[0] * ts);
+  }
+  Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                   strataDataType_t type) override {
+    const size_t ts = dataTypeSize(type);
+    return copy(static_cast<char*>(out) + displs[0] * ts, in, counts[0] * ts);
+  }
+
+ private:
+  Status copy(void* dst, const void* src, size_t bytes) {
+    if (dst != src && bytes > 0) {
+      STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    }
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return Status::ok();
+  }
+  cudaStream_t stream_;
+};
+
 }  // namespace
 
 StatusOr<std::unique_ptr<fabric::Fabric>> createDeviceFabric(MPI_Comm group,
@@ -119,6 +154,9 @@ StatusOr<std::unique_ptr<fabric::Fabric>> createDeviceFabric(MPI_Comm group,
                                  group));
   const fabric::DeviceChoice choice = fabric::chooseDeviceFabric(all, o.pinnedToMpi);
   StatusOr<std::unique_ptr<fabric::Fabric>> made = [&]() -> StatusOr<std::unique_ptr<fabric::Fabric>> {
+    if (choice == fabric::DeviceChoice::kLocal) {
+      return std::unique_ptr<fabric::Fabric>(std::make_unique<LocalFabric>(o.stream));
+    }
     if (choice == fabric::DeviceChoice::kNccl) return fabric::createNcclFabric(group, o.stream);
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> staged,
                             createStagedFabric(host, o.stagingBytes, o.stream));

@@ -1,6 +1,8 @@
 // The fabric a level group runs on for device buffers. Only built with CUDA.
 //
-// Chosen per group, from what its members report (host, GPU), the same way on every member:
+// Chosen per group, from what its members report (host, GPU), the same way on every member
+// (fabrics/device_choice.h):
+//   local       a group of one member: device copies;
 //   nccl        every member on one host, each on a GPU of its own, and the level not pinned
 //               to mpi (a topology file's `fabric: mpi`): NCCL sub-communicators;
 //   mpi (CUDA-aware)  otherwise, when Open MPI can read GPU memory (MPIX_Query_cuda_support,

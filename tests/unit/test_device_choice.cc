@@ -27,7 +27,11 @@ MemberIdentity member(const char* host, unsigned char gpu, int cudaAware = 0) {
 TEST_CASE("device choice: one host, a GPU each: nccl") {
   CHECK(chooseDeviceFabric({member("a", 0), member("a", 1), member("a", 2)}, false) ==
         DeviceChoice::kNccl);
-  CHECK(chooseDeviceFabric({member("a", 0)}, false) == DeviceChoice::kNccl);
+}
+
+TEST_CASE("device choice: one member copies on its GPU") {
+  CHECK(chooseDeviceFabric({member("a", 0)}, false) == DeviceChoice::kLocal);
+  CHECK(chooseDeviceFabric({member("a", 0, 1)}, true) == DeviceChoice::kLocal);
 }
 
 TEST_CASE("device choice: members sharing a GPU are never put on nccl") {
