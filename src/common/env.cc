@@ -141,6 +141,16 @@ bool isSet(const char* name) {
   return slotLocked(s, i).set;
 }
 
+size_t getSizeClamped(const char* name, size_t lo, size_t hi) {
+  int64_t v = getInt(name);
+  if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) {
+    STRATA_WARN(kSubsysEnv, "%s=%lld is outside [%zu, %zu]; clamped", name,
+                static_cast<long long>(v), lo, hi);
+    v = v < static_cast<int64_t>(lo) ? static_cast<int64_t>(lo) : static_cast<int64_t>(hi);
+  }
+  return static_cast<size_t>(v);
+}
+
 void logUserSettings() {
   if (state().userSettingsLogged.exchange(true)) return;
   for (const Param& p : registry()) {

@@ -1,6 +1,7 @@
 // Environment parameters, read once through one registry (env_vars.def).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ std::string getString(const char* name);
 int64_t getInt(const char* name);
 // Whether the user set it.
 bool isSet(const char* name);
+// A kSize parameter clamped to [lo, hi], with a warning when the value was outside.
+size_t getSizeClamped(const char* name, size_t lo, size_t hi);
 
 // Logs each parameter the user set, once per process, at INFO under ENV, and warns about any
 // STRATA_* variable that is not in the registry (most likely a typo).

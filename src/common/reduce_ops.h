@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "common/half_inline.h"
+#include "common/reduce_op_math.h"
 #include "strata/strata.h"
 
 // Kernels are force-inlined into the entry function of each instruction-set variant (see
@@ -62,63 +63,6 @@ struct Bf16 {
   using Compute = float;
   STRATA_KERNEL static float load(uint16_t x) { return bf16ToFloat(x); }
   STRATA_KERNEL static uint16_t store(float x) { return floatToBf16(x); }
-};
-
-// Integer sum and product wrap modulo 2^bits (as NCCL and MPI implementations do): done in the
-// unsigned type, where overflow is defined, then converted back (modular since C++20, and in
-// GCC and Clang before).
-template <typename T>
-struct Sum {
-  STRATA_KERNEL static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    } else {
-      return a + b;
-    }
-  }
-};
-
-template <typename T>
-struct Prod {
-  STRATA_KERNEL static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      // For 8-bit types the operands promote to int; 255 * 255 still fits.
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// Floating max and min propagate NaN from either side (a NaN gradient must not vanish in a
-// reduction), which also makes them commutative up to the NaN's payload: a NaN `a` is kept by
-// the second selection, a NaN `b` fails the comparison. `a != a` is the branch-free NaN test.
-// Two plain selections are the form GCC if-converts and vectorises even when reduceMany chains
-// four of them; a single select on `(a > b) | (a != a)` became branches there.
-template <typename T>
-struct Max {
-  STRATA_KERNEL static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T r = a > b ? a : b;
-      return a != a ? a : r;
-    } else {
-      return a > b ? a : b;
-    }
-  }
-};
-
-template <typename T>
-struct Min {
-  STRATA_KERNEL static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T r = a < b ? a : b;
-      return a != a ? a : r;
-    } else {
-      return a < b ? a : b;
-    }
-  }
 };
 
 // Calls f(E{}) with the element kind of `type`; nothing for an invalid type.

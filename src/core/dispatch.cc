@@ -14,14 +14,14 @@
 #include "decompose/schedule.h"
 
 namespace strata::core {
+
+size_t passElements(const strataComm& c, size_t ts) { return std::max<size_t>(1, c.chunkBytes / ts); }
+
 namespace {
 
 using plan::Step;
 using plan::StepKind;
 
-
-// Elements per pass: STRATA_CHUNK_BYTES worth, at least one.
-size_t passElements(const strataComm& c, size_t ts) { return std::max<size_t>(1, c.chunkBytes / ts); }
 
 // A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
 // (0: no pipelining, the whole pass is one piece).

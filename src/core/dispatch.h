@@ -10,6 +10,10 @@
 
 namespace strata::core {
 
+// Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger allreduce runs as
+// passes of this many elements and a shorter last one, each under the plan for its bytes.
+size_t passElements(const strataComm& c, size_t ts);
+
 Status allReduce(strataComm& c, const void* send, void* recv, size_t count, strataDataType_t type,
                  strataRedOp_t op);
 // An allreduce under a given plan instead of the planner's or the plan file's choice (strata-tune

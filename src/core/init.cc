@@ -147,17 +147,6 @@ void dumpPlans(const strataComm& c) {
   STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());
 }
 
-// A size setting, clamped (with a warning) to [lo, hi].
-size_t sizeSetting(const char* name, size_t lo, size_t hi) {
-  int64_t v = env::getInt(name);
-  if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) {
-    STRATA_WARN(kSubsysEnv, "%s=%lld is outside [%zu, %zu]; clamped", name,
-                static_cast<long long>(v), lo, hi);
-    v = v < static_cast<int64_t>(lo) ? lo : hi;
-  }
-  return static_cast<size_t>(v);
-}
-
 }  // namespace
 
 Status agree(MPI_Comm comm, const Status& local) {
@@ -188,12 +177,12 @@ StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
     STRATA_MPI_CHECK(MPI_Comm_rank(c->mpi, &c->rank));
     STRATA_MPI_CHECK(MPI_Comm_size(c->mpi, &c->size));
     logSetRank(c->rank);
-    c->chunkBytes = sizeSetting("STRATA_CHUNK_BYTES", kMinChunkBytes, kMaxChunkBytes);
+    c->chunkBytes = env::getSizeClamped("STRATA_CHUNK_BYTES", kMinChunkBytes, kMaxChunkBytes);
     c->pipelineBytes = env::getInt("STRATA_PIPELINE_BYTES") <= 0
                            ? 0
-                           : sizeSetting("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
+                           : env::getSizeClamped("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
     c->fabricOptions.shmSlotBytes =
-        sizeSetting("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
+        env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
     STRATA_RETURN_IF_ERROR(buildHierarchy(*c));
     STRATA_RETURN_IF_ERROR(buildLevels(*c));
     STRATA_RETURN_IF_ERROR(loadPlans(*c));

@@ -63,14 +63,8 @@ Status makeState(strataComm& c) {
   d->fabricOptions.stream = d->stream;
   d->fabricOptions.device = d->device;
   d->fabricOptions.host = topo::localHostName(env::getString("STRATA_HOSTNAME"));
-  int64_t staging = env::getInt("STRATA_GPU_STAGING_BYTES");
-  if (staging < static_cast<int64_t>(kMinStagingBytes) ||
-      staging > static_cast<int64_t>(kMaxStagingBytes)) {
-    STRATA_WARN(kSubsysEnv, "STRATA_GPU_STAGING_BYTES=%lld is outside [%zu, %zu]; clamped",
-                static_cast<long long>(staging), kMinStagingBytes, kMaxStagingBytes);
-    staging = staging < static_cast<int64_t>(kMinStagingBytes) ? kMinStagingBytes : kMaxStagingBytes;
-  }
-  d->fabricOptions.stagingBytes = static_cast<size_t>(staging);
+  d->fabricOptions.stagingBytes =
+      env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
   STRATA_ASSIGN_OR_RETURN(d->fabricOptions.cudaAware, cudaAwareSetting());
   int level = MPI_THREAD_SINGLE;
   STRATA_MPI_CHECK(MPI_Query_thread(&level));
@@ -113,7 +107,7 @@ Status prepare(strataComm& c, const DeviceCall& call) {
   if (c.size > 1 && call.kind == CollKind::kAllReduce) {
     // The passes' plans, as core::allReduce picks them (one size, or two with a shorter last).
     const size_t ts = dataTypeSize(call.type);
-    const size_t pass = std::max<size_t>(1, c.chunkBytes / ts);
+    const size_t pass = core::passElements(c, ts);
     for (size_t n : {std::min(pass, call.count), call.count > pass ? call.count % pass : 0}) {
       if (n == 0) continue;
       StatusOr<core::PlanExec*> exec = core::planForBytes(c, n * ts);

@@ -64,7 +64,7 @@ class CudaAwareMpiFabric final : public fabric::Fabric {
   // overlap: in-place calls stay staged.
   Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                        strataDataType_t type, strataRedOp_t op) override {
-    const bool inPlace = out == static_cast<const char*>(in) + displs[rank()] * dataSize(type);
+    const bool inPlace = out == static_cast<const char*>(in) + displs[rank()] * dataTypeSize(type);
     if (!nativeReduction(type) || inPlace || !intLayout(counts, displs)) {
       return staged_->reduceScatter(in, out, counts, displs, type, op);
     }
@@ -79,14 +79,13 @@ class CudaAwareMpiFabric final : public fabric::Fabric {
     if (!intLayout(counts, displs)) return staged_->allGather(in, out, counts, displs, type);
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const MPI_Datatype dt = fabric::mpiDatatype(type);
-    const bool inPlace = in == static_cast<const char*>(out) + displs[rank()] * dataSize(type);
+    const bool inPlace = in == static_cast<const char*>(out) + displs[rank()] * dataTypeSize(type);
     STRATA_MPI_CHECK(MPI_Allgatherv(inPlace ? MPI_IN_PLACE : in, counts_[rank()], dt, out,
                                     counts_.data(), displs_.data(), dt, comm_));
     return Status::ok();
   }
 
  private:
-  static size_t dataSize(strataDataType_t t) { return dataTypeSize(t); }
   // MPI's int counts, or false when one does not fit.
   bool intLayout(const size_t* counts, const size_t* displs) {
     for (int j = 0; j < size(); ++j) {

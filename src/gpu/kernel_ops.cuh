@@ -1,7 +1,8 @@
 // The device side of the reduction arithmetic, private to src/gpu/kernels*.cu: element kinds
 // (how a stored element is widened and narrowed back), the ops, and the switch from a runtime
-// type to a kind. Each mirrors its host twin in common/reduce_ops.h expression for expression,
-// because the device kernels must give the host kernels' bits; change both together.
+// type to a kind. The element kinds mirror their host twins in common/reduce_ops.h (the
+// conversions differ: hardware intrinsics here), because the device kernels must give the host
+// kernels' bits; change both together. The ops are shared with the host.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/reduce_op_math.h"
 #include "common/status.h"
 #include "strata/strata.h"
 
@@ -50,59 +52,12 @@ struct Bf16 {
   }
 };
 
-// Integer sum and product wrap: done in the unsigned type, where overflow is defined. The
-// floating ones are single IEEE operations; none of them mixes a multiply with an add, so nvcc's
-// FMA contraction has nothing to fuse and the rounding is the host's.
-template <typename T>
-struct Sum {
-  __device__ __forceinline__ static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    } else {
-      return a + b;
-    }
-  }
-};
-
-template <typename T>
-struct Prod {
-  __device__ __forceinline__ static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// Max and min select exactly as the host does (not fmaxf, whose NaN and signed-zero rules
-// differ): the larger (smaller) by an ordered compare, else b; a NaN `a` overrides both, and a
-// NaN `b` fails the compare, so a NaN on either side comes out.
-template <typename T>
-struct Max {
-  __device__ __forceinline__ static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T r = a > b ? a : b;
-      return a != a ? a : r;
-    } else {
-      return a > b ? a : b;
-    }
-  }
-};
-
-template <typename T>
-struct Min {
-  __device__ __forceinline__ static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      const T r = a < b ? a : b;
-      return a != a ? a : r;
-    } else {
-      return a < b ? a : b;
-    }
-  }
-};
+// The ops are the host kernels' own (common/reduce_op_math.h). None of them mixes a multiply
+// with an add, so nvcc's FMA contraction has nothing to fuse and the rounding is the host's.
+using strata::detail::Max;
+using strata::detail::Min;
+using strata::detail::Prod;
+using strata::detail::Sum;
 
 // Calls V::template run<Kind>(args...) for `type` (a host-side switch, one instantiation per
 // kind); an invalid type returns kInvalidArgument. A functor with a member template rather than
