@@ -148,7 +148,7 @@ int runDevice(const DeviceSweep& sweep) {
   if (err != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "strata-kernels: --device: no CUDA GPU visible (%s)\n",
                  err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0");
-    return kNoDeviceExit;
+    return kNoGpuExit;
   }
   check(cudaSetDevice(0), "cudaSetDevice(0)");
   cudaDeviceProp prop{};

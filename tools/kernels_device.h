@@ -7,12 +7,9 @@
 #include <vector>
 
 #include "strata/strata.h"
+#include "tool_main.h"
 
 namespace strata::tools {
-
-// --device's exit status when no GPU is visible: 77, which ctest (SKIP_RETURN_CODE) and
-// automake's test drivers read as "skipped" rather than failed.
-constexpr int kNoDeviceExit = 77;
 
 struct DeviceSweep {
   std::vector<size_t> sizes;  // buffer sizes in bytes, ascending
@@ -23,7 +20,7 @@ struct DeviceSweep {
 };
 
 // Prints a header and one table per type and op on stdout. Returns the exit status: 0, or
-// kNoDeviceExit (with a message on stderr) when no GPU is visible. Throws std::exception when a
+// kNoGpuExit (with a message on stderr) when no GPU is visible. Throws std::exception when a
 // CUDA call or a kernel fails.
 int runDevice(const DeviceSweep& sweep);
 

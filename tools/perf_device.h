@@ -10,12 +10,9 @@
 
 #include "common/status.h"
 #include "strata/strata.h"
+#include "tool_main.h"
 
 namespace strata::tools {
-
-// --device's exit status when no GPU is visible: 77, which ctest (SKIP_RETURN_CODE) and
-// automake's test drivers read as "skipped" rather than failed.
-constexpr int kPerfNoGpuExit = 77;
 
 // One rank's GPU, its stream and the device buffers it allocated (freed with it). Every call
 // that can fail returns its CUDA error as a message naming the call.

@@ -161,7 +161,7 @@ Status checkOutputs(const PerfOptions& o) {
 }
 
 // --device: this rank's GPU and stream, or the exit code every rank agrees on: 0, or
-// kPerfNoGpuExit when a rank sees no GPU (the lowest such rank says why), or 1 on another error.
+// kNoGpuExit when a rank sees no GPU (the lowest such rank says why), or 1 on another error.
 int openDevice(MPI_Comm mpi, int rank, int nranks, std::unique_ptr<PerfDevice>* out) {
   int local = 0;
   std::string why;
@@ -171,7 +171,7 @@ int openDevice(MPI_Comm mpi, int rank, int nranks, std::unique_ptr<PerfDevice>* 
   if (d.isOk()) {
     *out = d.take();
   } else {
-    local = noGpu ? kPerfNoGpuExit : 1;
+    local = noGpu ? kNoGpuExit : 1;
     why = d.status().message();
   }
 #else
@@ -185,7 +185,7 @@ int openDevice(MPI_Comm mpi, int rank, int nranks, std::unique_ptr<PerfDevice>* 
   int reporter = nranks;
   MPI_Allreduce(&mine, &reporter, 1, MPI_INT, MPI_MIN, mpi);
   if (reporter == rank) {
-    if (local == kPerfNoGpuExit) {
+    if (local == kNoGpuExit) {
       std::fprintf(stderr, "strata-perf: --device: %s\n", why.c_str());
     } else {
       fail("rank " + std::to_string(rank) + ": --device: " + why);

@@ -8,6 +8,10 @@
 
 namespace strata::tools {
 
+// A tool's exit status when its --device mode finds no GPU: 77, which ctest (SKIP_RETURN_CODE)
+// and automake's test drivers read as "skipped" rather than failed.
+constexpr int kNoGpuExit = 77;
+
 // Runs `body` (which returns the exit code). An exception becomes a message on stderr and exit
 // code 1; under mpirun the job is aborted, since the other ranks may be waiting in a
 // collective.
