@@ -146,7 +146,7 @@ std::string jsonKey(std::string key) {
 StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
                                            const std::vector<size_t>& sizes,
                                            const PlanSource& plans) {
-  const std::vector<plan::Plan> candidates = plan::candidatePlans(h);
+  const std::vector<plan::Plan> candidates = plan::candidatePlans(h, plans.params);
   const auto refs = referenceNames(h);
   std::vector<SizeReport> out;
   for (size_t bytes : sizes) {

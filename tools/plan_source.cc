@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "core/comm.h"
-#include "fabrics/fabric.h"
+#include "api/handle.h"
+#include "fabrics/registry.h"
 #include "strata/strata_mpi.h"
 #include "topo_input.h"
 #include "topo_levels.h"
@@ -141,13 +141,13 @@ Status LiveJob::initComm() {
 
 Target LiveJob::target() const {
   Target t;
-  t.hierarchy = comm_->hierarchy;
+  t.hierarchy = comm_->impl->hierarchy();
   t.source = "this job: " + std::to_string(size_) + " rank" + (size_ == 1 ? "" : "s") +
-             " of MPI_COMM_WORLD, " + comm_->hierarchySource;
+             " of MPI_COMM_WORLD, " + comm_->impl->hierarchySource();
   t.live = true;
-  t.commRules = comm_->planRules;
-  t.commPlanSource = comm_->planSource;
-  t.commParams = comm_->costParams;
+  t.commRules = comm_->impl->planRules();
+  t.commPlanSource = comm_->impl->planSource();
+  t.commParams = comm_->impl->costParams();
   noteUnknownLinks(&t);
   return t;
 }

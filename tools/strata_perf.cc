@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/env.h"
-#include "core/init.h"
+#include "bootstrap/mpi_bootstrap.h"
 #include "perf_args.h"
 #include "perf_bench.h"
 #include "perf_device.h"
@@ -230,7 +230,7 @@ int run(const PerfOptions& o, int* argc, char*** argv) {
     jsonPath = name;
     tempJson = fd >= 0;
   }
-  ready = core::agree(mpi, ready);
+  ready = boot::agreeOver(mpi, ready);
   int code = 1;
   strataComm_t comm = nullptr;
   if (!ready.isOk()) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "decompose/plan_file.h"
-#include "fabrics/fabric.h"
+#include "fabrics/registry.h"
 #include "plan_args.h"
 #include "plan_report.h"
 #include "plan_source.h"
@@ -48,7 +48,11 @@ StatusOr<std::vector<size_t>> messageSizes(const Options& o, const std::string& 
 // else the planner. --reduce-gbps overrides the communicator's cost parameters.
 StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
   PlanSource p;
-  p.params = t.live ? t.commParams : plan::CostParams{};
+  if (t.live) {
+    p.params = t.commParams;
+  } else {
+    p.params.fabrics = fabric::allTraits();
+  }
   if (o.reduceGiven) p.params.reduceGBps = o.reduceGBps;
   if (!o.planFile.empty()) {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(o.planFile));

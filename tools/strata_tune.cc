@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/comm.h"
-#include "core/init.h"
+#include "api/handle.h"
+#include "bootstrap/mpi_bootstrap.h"
 #include "strata/strata_mpi.h"
 #include "tool_main.h"
 #include "tune_measure.h"
@@ -118,23 +118,23 @@ StatusOr<std::vector<size_t>> sweepSizes(const Options& o) {
 double secondsSince(double t0) { return MPI_Wtime() - t0; }
 
 // The tuning itself, on a communicator every rank made. Returns the exit code.
-int tune(strataComm& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
-  const bool root = c.rank == 0;
+int tune(core::Comm& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
+  const bool root = c.rank() == 0;
   if (root) {
-    std::printf("strata-tune: %d ranks, hierarchy %s (%s)\n", c.size,
-                c.hierarchy.describe().c_str(), c.hierarchySource.c_str());
+    std::printf("strata-tune: %d ranks, hierarchy %s (%s)\n", c.size(),
+                c.hierarchy().describe().c_str(), c.hierarchySource().c_str());
     std::fflush(stdout);
   }
   // Step 1: the links.
   const PingPongOptions po;
   StatusOr<std::vector<LevelMeasurement>> m = measureLevels(c, po, [&](int l) {
     std::fprintf(stderr, "[links] level %d %s: ping-pong of %zu B and %s\n", l,
-                 c.hierarchy.level(l).name.c_str(), po.smallBytes,
+                 c.hierarchy().level(l).name.c_str(), po.smallBytes,
                  humanBytes(po.largeBytes).c_str());
   });
   if (!m.isOk()) return root ? fail("measuring the links: " + m.status().message()) : 1;
-  const std::map<std::string, topo::LinkModel> links = measuredLinks(c.hierarchy, m.value());
-  StatusOr<topo::Hierarchy> measured = withLinks(c.hierarchy, links);
+  const std::map<std::string, topo::LinkModel> links = measuredLinks(c.hierarchy(), m.value());
+  StatusOr<topo::Hierarchy> measured = withLinks(c.hierarchy(), links);
   if (!measured.isOk()) {
     return root ? fail("the hierarchy with measured links: " + measured.status().message()) : 1;
   }
@@ -142,7 +142,7 @@ int tune(strataComm& c, const Options& o, const std::vector<size_t>& sizes, doub
     std::printf(
         "\nmeasured links (one pair per level, median half round trip; one level at a "
         "time):\n%s",
-        formatLinks(c.hierarchy, measured.value(), m.value(), po).c_str());
+        formatLinks(c.hierarchy(), measured.value(), m.value(), po).c_str());
     std::fflush(stdout);
   }
 
@@ -188,26 +188,26 @@ int tune(strataComm& c, const Options& o, const std::vector<size_t>& sizes, doub
                 (kDisagreeRatio - 1) * 100);
     std::printf("\nthe model's pick vs the measured fastest:\n%s",
                 formatChoices(results.value(), labels).c_str());
-    StatusOr<std::vector<plan::PlanRule>> rules = winnerRules(results.value(), c.hierarchy);
+    StatusOr<std::vector<plan::PlanRule>> rules = winnerRules(results.value(), c.hierarchy());
     Status written =
-        rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy, links) : rules.status();
+        rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy(), links) : rules.status();
     if (written.isOk()) {
       std::printf("\nmeasured winners by message size:\n%s",
-                  formatRules(rules.value(), c.hierarchy, labels).c_str());
+                  formatRules(rules.value(), c.hierarchy(), labels).c_str());
       char* abs = realpath(o.output.c_str(), nullptr);
       const std::string path = abs != nullptr ? abs : o.output;
       std::free(abs);
       std::printf(
           "\nwrote %s (checked: it loads against %s)\nuse it with the same layout "
           "(%d ranks, same hosts): STRATA_PLAN_FILE=%s mpirun ... your job\n",
-          path.c_str(), c.hierarchy.describe().c_str(), c.size, path.c_str());
+          path.c_str(), c.hierarchy().describe().c_str(), c.size(), path.c_str());
     } else {
       code = fail(written.message());
     }
     std::printf("done in %.1f s\n", secondsSince(t0));
     std::fflush(stdout);
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, c.mpi);
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return code;
 }
 
@@ -225,7 +225,7 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
   } else {
     // Rank 0 writes the file: find a bad --output now, not after the sweep.
     const Status writable =
-        core::agree(MPI_COMM_WORLD, rank == 0 ? checkWritable(o.output) : Status::ok());
+        boot::agreeOver(MPI_COMM_WORLD, rank == 0 ? checkWritable(o.output) : Status::ok());
     strataComm_t comm = nullptr;
     if (!writable.isOk()) {
       if (rank == 0) fail("--output " + writable.message());
@@ -233,7 +233,7 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
       if (rank == 0)
         fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
     } else {
-      code = tune(*comm, o, sizes, t0);
+      code = tune(*comm->impl, o, sizes, t0);
       strataCommDestroy(comm);
     }
   }

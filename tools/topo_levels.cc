@@ -8,7 +8,7 @@
 #include <sstream>
 #include <utility>
 
-#include "fabrics/fabric.h"
+#include "fabrics/registry.h"
 #include "topo_render.h"
 #include "topology/topo_file.h"
 #include "topology/topo_json.h"

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "common/mpi_check.h"
-#include "core/init.h"
+#include "bootstrap/mpi_bootstrap.h"
 
 namespace strata::tools {
 namespace {
@@ -36,9 +36,10 @@ Status pingPong(MPI_Comm comm, int partner, bool first, std::vector<char>& buf, 
 }
 
 // The measuring pair's side of one level: alpha from small messages, then the large ones.
-Status measureAsPair(strataComm& c, int level, const PingPongOptions& o, bool first,
+Status measureAsPair(core::Comm& c, int level, const PingPongOptions& o, bool first,
                      LevelMeasurement* m) {
-  MPI_Comm comm = c.levels[level]->comm;
+  core::LevelGroup& g = *c.levels()[level];
+  MPI_Comm comm = g.boot ? boot::mpiCommOf(*g.boot) : MPI_COMM_NULL;
   if (comm == MPI_COMM_NULL) return internalError("measuring rank is not in its level group");
   int me = 0;
   STRATA_MPI_CHECK(MPI_Comm_rank(comm, &me));
@@ -105,26 +106,26 @@ std::pair<int, int> measuringPair(const topo::Hierarchy& h, int level) {
 }
 
 StatusOr<std::vector<LevelMeasurement>> measureLevels(
-    strataComm& c, const PingPongOptions& o, const std::function<void(int level)>& progress) {
+    core::Comm& c, const PingPongOptions& o, const std::function<void(int level)>& progress) {
   std::vector<LevelMeasurement> out;
-  for (int l = 0; l < c.hierarchy.numLevels(); ++l) {
+  for (int l = 0; l < c.hierarchy().numLevels(); ++l) {
     LevelMeasurement m;
     m.level = l;
-    std::tie(m.rankA, m.rankB) = measuringPair(c.hierarchy, l);
+    std::tie(m.rankA, m.rankB) = measuringPair(c.hierarchy(), l);
     if (m.rankA < 0) continue;  // every group of one rank: nothing to measure (or to model)
-    if (c.rank == 0 && progress) progress(l);
+    if (c.rank() == 0 && progress) progress(l);
     // One level at a time, so measurements never share a link; the other ranks sleep.
-    STRATA_RETURN_IF_ERROR(lazyBarrier(c.mpi));
+    STRATA_RETURN_IF_ERROR(lazyBarrier(MPI_COMM_WORLD));
     Status st = Status::ok();
-    if (c.rank == m.rankA || c.rank == m.rankB) {
-      st = measureAsPair(c, l, o, c.rank == m.rankA, &m);
+    if (c.rank() == m.rankA || c.rank() == m.rankB) {
+      st = measureAsPair(c, l, o, c.rank() == m.rankA, &m);
     }
-    STRATA_RETURN_IF_ERROR(lazyBarrier(c.mpi));
-    STRATA_RETURN_IF_ERROR(core::agree(c.mpi, st));
+    STRATA_RETURN_IF_ERROR(lazyBarrier(MPI_COMM_WORLD));
+    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
     // The numbers as rounded for the file, so that every rank predicts with the same ones.
     double values[3] = {roundSignificant(m.latencyUs), roundSignificant(m.largeHalfRttUs),
                         roundSignificant(m.bandwidthGBps)};
-    STRATA_MPI_CHECK(MPI_Bcast(values, 3, MPI_DOUBLE, m.rankA, c.mpi));
+    STRATA_MPI_CHECK(MPI_Bcast(values, 3, MPI_DOUBLE, m.rankA, MPI_COMM_WORLD));
     m.latencyUs = values[0];
     m.largeHalfRttUs = values[1];
     m.bandwidthGBps = values[2];

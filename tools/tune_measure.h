@@ -42,7 +42,7 @@ std::pair<int, int> measuringPair(const topo::Hierarchy& h, int level);
 // every rank gets the same numbers (the measuring rank broadcasts them). `progress` (may be
 // empty) is called on rank 0 before each level.
 StatusOr<std::vector<LevelMeasurement>> measureLevels(
-    strataComm& c, const PingPongOptions& o, const std::function<void(int level)>& progress);
+    core::Comm& c, const PingPongOptions& o, const std::function<void(int level)>& progress);
 
 // Each level's measured link: the measurement's latency and bandwidth, source "measured", the
 // level's own link kind. Levels without a measurement keep their link.

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "fabrics/fabric.h"
+#include "fabrics/registry.h"
 
 namespace strata::tools {
 namespace {

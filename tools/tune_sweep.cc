@@ -7,8 +7,8 @@
 
 #include "common/mpi_check.h"
 #include "core/dispatch.h"
-#include "core/groups.h"
-#include "core/init.h"
+#include "bootstrap/bootstrap.h"
+#include "fabrics/registry.h"
 #include "decompose/planner.h"
 #include "tune_measure.h"
 
@@ -25,36 +25,36 @@ struct Buffers {
 // One allreduce under `p`, timed between a barrier and the slowest rank's finish. Every rank
 // returns the same time, or the same error (a failure on one rank fails them all, so no rank is
 // left waiting in the next call).
-StatusOr<double> timedCall(strataComm& c, const plan::Plan& p, Buffers& b, size_t count) {
-  STRATA_MPI_CHECK(MPI_Barrier(c.mpi));
+StatusOr<double> timedCall(core::Comm& c, const plan::Plan& p, Buffers& b, size_t count) {
+  STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const double t0 = MPI_Wtime();
   const Status st =
       core::allReduceWithPlan(c, p, b.send.data(), b.recv.data(), count, strataFloat32, strataSum);
   const double local[2] = {(MPI_Wtime() - t0) * 1e6, st.isOk() ? 0.0 : 1.0};
   double slowest[2] = {0, 0};
-  STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, c.mpi));
+  STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
   if (slowest[1] != 0) {
-    STRATA_RETURN_IF_ERROR(core::agree(c.mpi, st));
+    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
     return internalError("allreduce failed on some rank without an agreed error");
   }
   return slowest[0];
 }
 
 // Whether every rank got the exact sum. Collective.
-StatusOr<bool> resultCorrect(strataComm& c, const Buffers& b, size_t count) {
-  const int rankSum = c.size * (c.size + 1) / 2;
+StatusOr<bool> resultCorrect(core::Comm& c, const Buffers& b, size_t count) {
+  const int rankSum = c.size() * (c.size() + 1) / 2;
   int ok = 1;
   for (size_t i = 0; i < count && ok; ++i) {
     ok = b.recv[i] == static_cast<float>(rankSum * static_cast<int>(i % 7 + 1));
   }
   int all = 0;
-  STRATA_MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c.mpi));
+  STRATA_MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   return all == 1;
 }
 
 // Warm-ups, then timed calls, until --iters or the plan's time budget runs out. The budget
 // counts the agreed (max over ranks) times, so every rank stops after the same call.
-Status timePlan(strataComm& c, const SweepOptions& o, Buffers& b, size_t count, PlanTiming* t) {
+Status timePlan(core::Comm& c, const SweepOptions& o, Buffers& b, size_t count, PlanTiming* t) {
   double spentUs = 0;
   const double budgetUs = o.planSeconds * 1e6;
   bool checked = false;
@@ -83,7 +83,7 @@ Status timePlan(strataComm& c, const SweepOptions& o, Buffers& b, size_t count, 
 std::vector<PlanTiming> plansToTime(const topo::Hierarchy& h, double bytes,
                                     const plan::CostParams& params, int top) {
   std::vector<PlanTiming> all;
-  for (const plan::Plan& p : plan::candidatePlans(h)) {
+  for (const plan::Plan& p : plan::candidatePlans(h, params)) {
     PlanTiming t;
     t.plan = p;
     t.description = plan::describePlan(h, p);
@@ -106,25 +106,25 @@ std::vector<PlanTiming> plansToTime(const topo::Hierarchy& h, double bytes,
   return out;
 }
 
-StatusOr<std::vector<SizeResult>> runSweep(strataComm& c, const topo::Hierarchy& measured,
+StatusOr<std::vector<SizeResult>> runSweep(core::Comm& c, const topo::Hierarchy& measured,
                                            const SweepOptions& o, const SweepProgress& progress) {
   // Make every candidate's stage groups now (collective, same order on every rank), so no
   // timed call pays for a communicator split.
-  for (const plan::Plan& p : plan::candidatePlans(c.hierarchy)) {
-    STRATA_RETURN_IF_ERROR(core::execForPlan(c, p).status());
+  for (const plan::Plan& p : plan::candidatePlans(c.hierarchy(), c.costParams())) {
+    STRATA_RETURN_IF_ERROR(c.execForPlan(p).status());
   }
   const size_t maxCount = o.sizes.empty() ? 0 : o.sizes.back() / sizeof(float);
   Buffers b;
   b.send.resize(maxCount);
   b.recv.resize(maxCount);
-  for (size_t i = 0; i < maxCount; ++i) b.send[i] = inputOf(c.rank, i);
+  for (size_t i = 0; i < maxCount; ++i) b.send[i] = inputOf(c.rank(), i);
 
   std::vector<SizeResult> out;
   for (size_t s = 0; s < o.sizes.size(); ++s) {
     SizeResult r;
     r.bytes = o.sizes[s];
-    r.plans = plansToTime(measured, static_cast<double>(r.bytes), c.costParams, o.top);
-    if (c.rank == 0 && progress.sizeStarted) progress.sizeStarted(s, r);
+    r.plans = plansToTime(measured, static_cast<double>(r.bytes), c.costParams(), o.top);
+    if (c.rank() == 0 && progress.sizeStarted) progress.sizeStarted(s, r);
     for (PlanTiming& t : r.plans) {
       STRATA_RETURN_IF_ERROR(timePlan(c, o, b, r.bytes / sizeof(float), &t));
     }
@@ -134,7 +134,7 @@ StatusOr<std::vector<SizeResult>> runSweep(strataComm& c, const topo::Hierarchy&
         r.fastest = static_cast<int>(i);
       }
     }
-    if (c.rank == 0 && progress.sizeDone) progress.sizeDone(s, r);
+    if (c.rank() == 0 && progress.sizeDone) progress.sizeDone(s, r);
     out.push_back(std::move(r));
   }
   return out;

@@ -53,7 +53,7 @@ struct SweepProgress {
 // Times the plans of every size of `o` on c (the predictions use `measured`, which must have
 // c.hierarchy's shape). Collective over c.mpi; every rank returns the same timings (each call's
 // time is the maximum over ranks). The progress callbacks run on rank 0 only.
-StatusOr<std::vector<SizeResult>> runSweep(strataComm& c, const topo::Hierarchy& measured,
+StatusOr<std::vector<SizeResult>> runSweep(core::Comm& c, const topo::Hierarchy& measured,
                                            const SweepOptions& o, const SweepProgress& progress);
 
 }  // namespace strata::tools

@@ -1,15 +1,23 @@
-// The communicator behind strataComm_t: the user's ranks, the hierarchy, and one stage group
-// (sub-communicator plus fabric) per level.
+// The communicator: its ranks and control plane, the hierarchy, one stage group (control plane
+// plus fabric) per level and per plan stage, the plans, and the engine its calls run on.
+//
+// Threads. Setup (making groups, fabrics and plans, collectively over control planes) happens
+// only on the thread that issues calls, before a call is queued; running calls (on the engine,
+// core/engine.h) only read what setup made, through the pointers a prepared call holds, and
+// move data over fabrics. No fabric sends data over a control plane that setup uses: the whole
+// communicator's data goes over the flat group, never over the communicator's own bootstrap.
 #pragma once
-
-#include <mpi.h>
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "bootstrap/bootstrap.h"
+#include "core/engine.h"
+#include "core/settings.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/plan_file.h"
@@ -21,12 +29,13 @@ namespace strata::core {
 
 // This rank's group at one level of a (possibly derived) hierarchy, when it is a member.
 struct LevelGroup {
-  MPI_Comm comm = MPI_COMM_NULL;             // owned; MPI_COMM_NULL when not a member
-  std::unique_ptr<fabric::Fabric> fabric;    // runs on comm, on host buffers
-  // The same group on device buffers, made on the first device call that needs it (it may wrap
-  // `fabric`, so it is declared after it and destroyed before it).
+  std::unique_ptr<boot::Bootstrap> boot;   // the group's control plane; null: not a member
+  std::unique_ptr<fabric::Fabric> fabric;  // host buffers
+  // The same group on device buffers, made by the first device call that needs it (it may
+  // wrap `fabric`, so it is declared after it and destroyed before it).
   std::unique_ptr<fabric::Fabric> deviceFabric;
-  int index = -1;                            // this rank's position in the group
+  std::string fabricName;  // the level's fabric, as the hierarchy names it
+  int index = -1;          // this rank's position in the group
   int size = 0;
 };
 
@@ -63,10 +72,10 @@ class ScheduleCache {
 // and its schedules by count.
 struct PlanExec {
   plan::Plan plan;
-  topo::Hierarchy derived;           // unused for passthrough
-  std::vector<LevelGroup*> groups;   // per derived level; owned by strataComm::groups
-  std::string description;           // describePlan()
-  ScheduleCache schedules;            // this plan's allreduce steps by count
+  topo::Hierarchy derived;          // unused for passthrough
+  std::vector<LevelGroup*> groups;  // per derived level; owned by the Comm
+  std::string description;          // describePlan()
+  ScheduleCache schedules;          // this plan's allreduce steps by count (run-time only)
 };
 
 // Working memory reused across calls, so the steady state allocates nothing.
@@ -81,41 +90,89 @@ class Scratch {
   std::vector<char> buf_;
 };
 
-// The GPU side of a communicator (gpu/device_state.h): its stream, device scratch, progress
-// thread and the whole communicator's device fabric. Null until the first device call.
+// The GPU side of a communicator (core/device_side.h): its stream, device scratch, stream gate
+// and identity. Null until the first device call.
 struct DeviceState;
 struct DeviceStateDeleter {
   void operator()(DeviceState* d) const;
 };
 
-}  // namespace strata::core
+class Comm {
+ public:
+  // Collective over the members of `boot`: detects the hierarchy (or loads STRATA_TOPO_FILE),
+  // makes the groups of its levels, loads the plans. On failure every rank returns an error
+  // with the same code. `threadMultiple`: the control plane's threads allow a progress thread.
+  static StatusOr<std::unique_ptr<Comm>> create(std::unique_ptr<boot::Bootstrap> boot,
+                                                bool threadMultiple);
+  ~Comm();  // collective, unless abandon() was called; runs the calls still queued first
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
 
-// Defined in the global namespace: the public header declares `struct strataComm`.
-struct strataComm {
-  MPI_Comm mpi = MPI_COMM_NULL;  // our duplicate of the user's communicator (MPI_ERRORS_RETURN)
-  int rank = 0;
-  int size = 0;
-  strata::topo::Hierarchy hierarchy;
-  std::string hierarchySource;  // "topology file X", "detected", ...
+  // strataCommAbort: the destructor will then free only local resources.
+  void abandon();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const topo::Hierarchy& hierarchy() const { return hierarchy_; }
+  const std::string& hierarchySource() const { return hierarchySource_; }
+  const Settings& settings() const { return settings_; }
+  boot::Bootstrap& bootstrap() { return *boot_; }
+  const std::vector<plan::PlanRule>& planRules() const { return planRules_; }
+  const std::string& planSource() const { return planSource_; }
+  const plan::CostParams& costParams() const { return costParams_; }
+  const fabric::FabricOptions& fabricOptions() const { return fabricOptions_; }
+
+  // --- Setup: collective on first use, on the issuing thread only (see the top). ---
+  // The group of this rank at `level` of `h` (the hierarchy or a plan's derived one). Every
+  // rank must call it with the same h and level, in the same order.
+  StatusOr<LevelGroup*> ensureGroup(const topo::Hierarchy& h, int level);
+  // The plan for an allreduce of `bytes`: the plan file's rule, or the planner's choice for the
+  // size bucket.
+  StatusOr<PlanExec*> planForBytes(size_t bytes);
+  // A given plan, ready to run (tools and tests that compare plans).
+  StatusOr<PlanExec*> execForPlan(const plan::Plan& p);
+
+  // --- What running calls use. ---
+  LevelGroup& flat() { return *flat_; }  // the whole communicator, for its data
+  const std::vector<LevelGroup*>& levels() const { return levels_; }  // the hierarchy's own
+  ScheduleCache& schedules() { return schedules_; }  // reduce-scatter and all-gather steps
+  Scratch& scratch() { return scratch_; }
+  Engine& engine() { return *engine_; }
+  DeviceState* device() { return device_.get(); }
+  void setDevice(std::unique_ptr<DeviceState, DeviceStateDeleter> d) { device_ = std::move(d); }
+
+ private:
+  Comm() = default;
+  Status init(bool threadMultiple);
+  Status buildHierarchy();
+  Status buildLevels();
+  Status loadPlans();
+  void dumpPlans() const;
+  Status checkSameSetting(const char* name, const std::string& value);
+  StatusOr<std::unique_ptr<PlanExec>> makeExec(const plan::Plan& chosen);
+
+  // Declared first, destroyed last: everything below may use the control plane.
+  std::unique_ptr<boot::Bootstrap> boot_;
+  int rank_ = 0, size_ = 0;
+  Settings settings_;
+  topo::Hierarchy hierarchy_;
+  std::string hierarchySource_;  // "topology file X", "detected: ...", ...
+  fabric::FabricOptions fabricOptions_;
   // Every stage group made so far, by a signature of its membership (so plans that share a
-  // group share its sub-communicator). Created collectively, the first time a plan needs it.
-  std::map<uint64_t, std::unique_ptr<strata::core::LevelGroup>> groups;
-  std::vector<strata::core::LevelGroup*> levels;  // the hierarchy's own levels (RS/AG paths)
-  // Plans: from STRATA_PLAN_FILE when set, else chosen by the planner per size bucket.
-  std::vector<strata::plan::PlanRule> planRules;  // empty: no plan file
-  std::string planSource;
-  std::map<int, std::unique_ptr<strata::core::PlanExec>> plans;  // by bucket or rule index
-  std::map<std::string, std::unique_ptr<strata::core::PlanExec>> forcedPlans;  // by description
-  strata::plan::CostParams costParams;
-  std::unique_ptr<strata::fabric::Fabric> flat;  // the whole communicator, on mpi
-  strata::core::Scratch scratch;
-  strata::core::ScheduleCache schedules;
-  size_t chunkBytes = 0;  // STRATA_CHUNK_BYTES: the largest pass
-  strata::fabric::FabricOptions fabricOptions;  // STRATA_SHM_SLOT_BYTES, ...
-  size_t pipelineBytes = 0;  // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
-  std::unique_ptr<strata::core::DeviceState, strata::core::DeviceStateDeleter> device;
-  // True while a call on device buffers runs (core/device_path.h): the dispatcher's memory and
-  // fabrics are then the GPU's. Only the thread running the call reads it.
-  bool onDevice = false;
-  std::string lastError;
+  // group share it).
+  std::map<uint64_t, std::unique_ptr<LevelGroup>> groups_;
+  std::unique_ptr<LevelGroup> flat_;
+  std::vector<LevelGroup*> levels_;
+  std::vector<plan::PlanRule> planRules_;  // empty: no plan file
+  std::string planSource_;
+  plan::CostParams costParams_;
+  std::map<int, std::unique_ptr<PlanExec>> plans_;                // by bucket or rule index
+  std::map<std::string, std::unique_ptr<PlanExec>> forcedPlans_;  // by description
+  ScheduleCache schedules_;
+  Scratch scratch_;
+  std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
+  // Declared last, destroyed first: it runs the queued calls, which use everything above.
+  std::unique_ptr<Engine> engine_;
 };
+
+}  // namespace strata::core

@@ -4,11 +4,11 @@
 
 namespace strata::core {
 
-std::string describeComm(const strataComm& c) {
-  const topo::Hierarchy& h = c.hierarchy;
+std::string describeComm(const Comm& c) {
+  const topo::Hierarchy& h = c.hierarchy();
   std::ostringstream out;
-  out << "hierarchy " << h.describe() << " over " << c.size << " ranks ("
-      << c.hierarchySource << ")\n";
+  out << "hierarchy " << h.describe() << " over " << c.size() << " ranks ("
+      << c.hierarchySource() << ")\n";
   for (int l = 0; l < h.numLevels(); ++l) {
     out << "  level " << l << " " << h.level(l).name << ": " << h.numGroups(l) << " group"
         << (h.numGroups(l) == 1 ? "" : "s") << " of ";
@@ -28,17 +28,17 @@ std::string describeComm(const strataComm& c) {
     }
     out << "\n";
   }
-  out << "  rank " << c.rank << ":";
+  out << "  rank " << c.rank() << ":";
   for (int l = 0; l < h.numLevels(); ++l) {
-    out << " " << h.level(l).name << " group " << h.group(c.rank, l) << " position "
-        << h.coord(c.rank, l) << (l + 1 < h.numLevels() ? ";" : "");
+    out << " " << h.level(l).name << " group " << h.group(c.rank(), l) << " position "
+        << h.coord(c.rank(), l) << (l + 1 < h.numLevels() ? ";" : "");
   }
   out << "\n";
-  // Device fabrics exist once a device call needed them (core/device_path.h).
+  // Device fabrics exist once a device call needed them (core/device_side.h).
   bool anyDevice = false;
   std::ostringstream dev;
-  for (size_t l = 0; l < c.levels.size(); ++l) {
-    const LevelGroup* g = c.levels[l];
+  for (size_t l = 0; l < c.levels().size(); ++l) {
+    const LevelGroup* g = c.levels()[l];
     if (g == nullptr || !g->deviceFabric) continue;
     dev << (anyDevice ? "; " : "") << h.level(static_cast<int>(l)).name << " "
         << g->deviceFabric->name();

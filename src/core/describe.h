@@ -7,6 +7,6 @@
 
 namespace strata::core {
 
-std::string describeComm(const strataComm& c);
+std::string describeComm(const Comm& c);
 
 }  // namespace strata::core

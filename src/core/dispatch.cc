@@ -1,165 +1,218 @@
 #include "core/dispatch.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
-#include "common/reduce.h"
-#include "core/device_path.h"
-#include "core/groups.h"
 #include "core/run_steps.h"
 #include "decompose/schedule.h"
 
 namespace strata::core {
 
-size_t passElements(const strataComm& c, size_t ts) { return std::max<size_t>(1, c.chunkBytes / ts); }
+size_t passElements(const Comm& c, size_t ts) {
+  return std::max<size_t>(1, c.settings().chunkBytes / ts);
+}
 
 namespace {
 
 using plan::Step;
-using plan::StepKind;
-
 
 // A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
 // (0: no pipelining, the whole pass is one piece).
-size_t pipelineBytes(const strataComm& c, const plan::Plan& p) {
+size_t pipelineBytes(const Comm& c, const plan::Plan& p) {
   size_t bytes = 0;
   for (const plan::Stage& s : p.stages) {
     if (s.chunkBytes != 0 && (bytes == 0 || s.chunkBytes < bytes)) bytes = s.chunkBytes;
   }
-  if (bytes == 0) bytes = c.pipelineBytes;
-  return bytes == 0 ? c.chunkBytes : bytes;
+  if (bytes == 0) bytes = c.settings().pipelineBytes;
+  return bytes == 0 ? c.settings().chunkBytes : bytes;
 }
 
-bool hierarchical(const strataComm& c) { return c.hierarchy.numLevels() > 1; }
+bool hierarchical(const Comm& c) { return c.hierarchy().numLevels() > 1; }
 
 constexpr int kReduceScatterKey = 1, kAllGatherKey = 2;  // 0 is the allreduce (run_steps.cc)
 
-}  // namespace
-
-namespace {
-
-// The allreduce of every pass under the plan `pick` gives for the pass's bytes.
-template <typename Pick>
-Status allReduceBy(strataComm& c, Pick pick, const void* send, void* recv, size_t count,
-                   strataDataType_t type, strataRedOp_t op) {
-  if (count == 0) return Status::ok();
-  const size_t ts = dataTypeSize(type);
-  if (c.size == 1) {
-    if (send != recv) return copyBytes(c, recv, send, count * ts);
+// The allreduce: every pass is a whole hierarchical allreduce of at most passElements
+// elements (an allreduce is elementwise, so pieces are independent allreduces), under the plan
+// prepare() chose for its size.
+Status allReduce(Comm& c, Executor& x, const Prepared& p) {
+  const Call& k = p.call;
+  if (k.count == 0) return Status::ok();
+  const size_t ts = dataTypeSize(k.type);
+  if (c.size() == 1) {
+    if (k.send != k.recv) return x.copy(k.recv, k.send, k.count * ts);
     return Status::ok();  // a sum, product, max, min or average of one value is itself
   }
-  // An allreduce is elementwise, so pieces are independent allreduces: each pass is a whole
-  // hierarchical allreduce of at most passElements elements.
-  const size_t pass = passElements(c, ts);
-  for (size_t off = 0; off < count; off += pass) {
-    const size_t n = std::min(pass, count - off);
-    STRATA_ASSIGN_OR_RETURN(PlanExec * exec, pick(n * ts));
+  const size_t pass = passElements(c, ts), full = std::min(pass, k.count);
+  for (size_t off = 0; off < k.count; off += pass) {
+    const size_t n = std::min(pass, k.count - off);
+    PlanExec* exec = n == full ? p.fullPass : p.lastPass;
+    if (exec == nullptr) return internalError("an allreduce pass without a prepared plan");
     const size_t piece = std::max<size_t>(1, pipelineBytes(c, exec->plan) / ts);
     STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %s, pieces of %zu", n, off,
                  exec->description.c_str(), std::min(piece, n));
-    STRATA_RETURN_IF_ERROR(
-        runPipelined(c, *exec, piece, at(send, off, ts), at(recv, off, ts), n, type, op));
+    STRATA_RETURN_IF_ERROR(runPipelined(c, x, *exec, piece, at(k.send, off, ts),
+                                        at(k.recv, off, ts), n, k.type, k.op));
   }
   return Status::ok();
-}
-
-}  // namespace
-
-Status allReduce(strataComm& c, const void* send, void* recv, size_t count, strataDataType_t type,
-                 strataRedOp_t op) {
-  return allReduceBy(
-      c, [&](size_t bytes) { return planForBytes(c, bytes); }, send, recv, count, type, op);
-}
-
-Status allReduceWithPlan(strataComm& c, const plan::Plan& p, const void* send, void* recv,
-                         size_t count, strataDataType_t type, strataRedOp_t op) {
-  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy, p));
-  return allReduceBy(
-      c, [&](size_t) { return execForPlan(c, p); }, send, recv, count, type, op);
 }
 
 // Reduce-scatter and all-gather work on columns [a, a+w) of every rank's block at a time,
 // gathered into the scratch buffer in the order the schedule hands out blocks (rank r's
 // block at permutedPosition(r)). The flat schedule's order is the identity.
-Status reduceScatter(strataComm& c, const void* send, void* recv, size_t recvcount,
-                     strataDataType_t type, strataRedOp_t op) {
+Status reduceScatter(Comm& c, Executor& x, const Call& k) {
+  const size_t recvcount = k.count;
   if (recvcount == 0) return Status::ok();
-  const size_t ts = dataTypeSize(type);
-  const size_t p = static_cast<size_t>(c.size);
-  const bool hier = hierarchical(c) && plan::hierarchicalBlocksPossible(c.hierarchy);
+  const size_t ts = dataTypeSize(k.type);
+  const size_t p = static_cast<size_t>(c.size());
+  const topo::Hierarchy& h = c.hierarchy();
+  const bool hier = hierarchical(c) && plan::hierarchicalBlocksPossible(h);
   const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
-  const bool inPlace = recv == at(send, c.rank * recvcount, ts);
+  const bool inPlace = k.recv == at(k.send, c.rank() * recvcount, ts);
+  const strataRedOp_t fop = k.op == strataAvg ? strataSum : k.op;
   if (!hier && !inPlace && cols >= recvcount) {
     // One flat pass straight between the user's buffers.
-    const std::vector<Step>& steps = c.schedules.get(kReduceScatterKey, recvcount, [&] {
-      return plan::flatBlockSteps(StepKind::kReduceScatter, c.rank, c.size, recvcount);
+    const std::vector<Step>& steps = c.schedules().get(kReduceScatterKey, recvcount, [&] {
+      return plan::flatBlockSteps(Collective::kReduceScatter, c.rank(), c.size(), recvcount);
     });
     const Step& s = steps[0];
-    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, fabricOf(c, nullptr));
-    STRATA_RETURN_IF_ERROR(flat->reduceScatter(send, recv, s.counts.data(), s.displs.data(), type,
-                                               op == strataAvg ? strataSum : op));
-    if (op == strataAvg) return divideBy(c, recv, recvcount, type, c.size);
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+    STRATA_RETURN_IF_ERROR(
+        flat->reduceScatter(k.send, k.recv, s.counts.data(), s.displs.data(), k.type, fop));
+    if (k.op == strataAvg) return x.divide(k.recv, recvcount, k.type, c.size());
     return Status::ok();
   }
   // Otherwise through scratch, which also keeps an in-place call from touching the other
   // blocks of sendbuff.
   for (size_t a = 0; a < recvcount; a += cols) {
     const size_t w = std::min(cols, recvcount - a);
-    STRATA_ASSIGN_OR_RETURN(void* work, scratchBytes(c, p * w * ts));
+    STRATA_ASSIGN_OR_RETURN(void* work, x.scratch(p * w * ts));
     for (size_t j = 0; j < p; ++j) {
-      const size_t pos = hier ? plan::permutedPosition(c.hierarchy, static_cast<int>(j)) : j;
+      const size_t pos = hier ? plan::permutedPosition(h, static_cast<int>(j)) : j;
       STRATA_RETURN_IF_ERROR(
-          copyBytes(c, at(work, pos * w, ts), at(send, j * recvcount + a, ts), w * ts));
+          x.copy(at(work, pos * w, ts), at(k.send, j * recvcount + a, ts), w * ts));
     }
-    const std::vector<Step>& steps = c.schedules.get(kReduceScatterKey, w, [&] {
-      return hier ? plan::reduceScatterSteps(c.hierarchy, c.rank, w)
-                  : plan::flatBlockSteps(StepKind::kReduceScatter, c.rank, c.size, w);
+    const std::vector<Step>& steps = c.schedules().get(kReduceScatterKey, w, [&] {
+      return hier ? plan::reduceScatterSteps(h, c.rank(), w)
+                  : plan::flatBlockSteps(Collective::kReduceScatter, c.rank(), c.size(), w);
     });
-    STRATA_RETURN_IF_ERROR(runSteps(c, c.levels, steps, work, work, type, op));
-    const size_t mine = hier ? plan::permutedPosition(c.hierarchy, c.rank) : c.rank;
-    char* out = at(recv, a, ts);
-    STRATA_RETURN_IF_ERROR(copyBytes(c, out, at(work, mine * w, ts), w * ts));
-    if (op == strataAvg) STRATA_RETURN_IF_ERROR(divideBy(c, out, w, type, c.size));
+    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.levels(), steps, work, work, k.type, k.op));
+    const size_t mine = hier ? plan::permutedPosition(h, c.rank()) : c.rank();
+    char* out = at(k.recv, a, ts);
+    STRATA_RETURN_IF_ERROR(x.copy(out, at(work, mine * w, ts), w * ts));
+    if (k.op == strataAvg) STRATA_RETURN_IF_ERROR(x.divide(out, w, k.type, c.size()));
   }
   return Status::ok();
 }
 
-Status allGather(strataComm& c, const void* send, void* recv, size_t sendcount,
-                 strataDataType_t type) {
+Status allGather(Comm& c, Executor& x, const Call& k) {
+  const size_t sendcount = k.count;
   if (sendcount == 0) return Status::ok();
-  const size_t ts = dataTypeSize(type);
-  const size_t p = static_cast<size_t>(c.size);
-  const bool hier = hierarchical(c) && plan::hierarchicalBlocksPossible(c.hierarchy);
+  const size_t ts = dataTypeSize(k.type);
+  const size_t p = static_cast<size_t>(c.size());
+  const topo::Hierarchy& h = c.hierarchy();
+  const bool hier = hierarchical(c) && plan::hierarchicalBlocksPossible(h);
   const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
   if (!hier && cols >= sendcount) {
     // One flat pass straight between the user's buffers (in place when send is recv's block).
-    const std::vector<Step>& steps = c.schedules.get(kAllGatherKey, sendcount, [&] {
-      return plan::flatBlockSteps(StepKind::kAllGather, c.rank, c.size, sendcount);
+    const std::vector<Step>& steps = c.schedules().get(kAllGatherKey, sendcount, [&] {
+      return plan::flatBlockSteps(Collective::kAllGather, c.rank(), c.size(), sendcount);
     });
-    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, fabricOf(c, nullptr));
-    return flat->allGather(send, recv, steps[0].counts.data(), steps[0].displs.data(), type);
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+    return flat->allGather(k.send, k.recv, steps[0].counts.data(), steps[0].displs.data(), k.type);
   }
   for (size_t a = 0; a < sendcount; a += cols) {
     const size_t w = std::min(cols, sendcount - a);
-    STRATA_ASSIGN_OR_RETURN(void* work, scratchBytes(c, p * w * ts));
-    const size_t mine = hier ? plan::permutedPosition(c.hierarchy, c.rank) : c.rank;
-    STRATA_RETURN_IF_ERROR(copyBytes(c, at(work, mine * w, ts), at(send, a, ts), w * ts));
-    const std::vector<Step>& steps = c.schedules.get(kAllGatherKey, w, [&] {
-      return hier ? plan::allGatherSteps(c.hierarchy, c.rank, w)
-                  : plan::flatBlockSteps(StepKind::kAllGather, c.rank, c.size, w);
+    STRATA_ASSIGN_OR_RETURN(void* work, x.scratch(p * w * ts));
+    const size_t mine = hier ? plan::permutedPosition(h, c.rank()) : c.rank();
+    STRATA_RETURN_IF_ERROR(x.copy(at(work, mine * w, ts), at(k.send, a, ts), w * ts));
+    const std::vector<Step>& steps = c.schedules().get(kAllGatherKey, w, [&] {
+      return hier ? plan::allGatherSteps(h, c.rank(), w)
+                  : plan::flatBlockSteps(Collective::kAllGather, c.rank(), c.size(), w);
     });
-    STRATA_RETURN_IF_ERROR(runSteps(c, c.levels, steps, work, work, type, strataSum));
+    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.levels(), steps, work, work, k.type, strataSum));
     for (size_t j = 0; j < p; ++j) {
-      const size_t pos = hier ? plan::permutedPosition(c.hierarchy, static_cast<int>(j)) : j;
+      const size_t pos = hier ? plan::permutedPosition(h, static_cast<int>(j)) : j;
       STRATA_RETURN_IF_ERROR(
-          copyBytes(c, at(recv, j * sendcount + a, ts), at(work, pos * w, ts), w * ts));
+          x.copy(at(k.recv, j * sendcount + a, ts), at(work, pos * w, ts), w * ts));
     }
   }
   return Status::ok();
+}
+
+// The plans of an allreduce's passes, as allReduce() walks them: `pick` gives the plan for a
+// pass of n elements.
+template <typename Pick>
+Status preparePasses(Comm& c, Prepared& p, Pick pick) {
+  const Call& k = p.call;
+  if (k.coll != Collective::kAllReduce || k.count == 0 || c.size() == 1) return Status::ok();
+  const size_t ts = dataTypeSize(k.type), pass = passElements(c, ts);
+  STRATA_ASSIGN_OR_RETURN(p.fullPass, pick(std::min(pass, k.count)));
+  if (k.count > pass && k.count % pass != 0) {
+    STRATA_ASSIGN_OR_RETURN(p.lastPass, pick(k.count % pass));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<Prepared> prepare(Comm& c, const Call& call) {
+  Prepared p;
+  p.call = call;
+  const size_t ts = dataTypeSize(call.type);
+  STRATA_RETURN_IF_ERROR(preparePasses(c, p, [&](size_t n) { return c.planForBytes(n * ts); }));
+  return p;
+}
+
+StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& plan) {
+  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+  Prepared p;
+  p.call = call;
+  STRATA_RETURN_IF_ERROR(preparePasses(c, p, [&](size_t) { return c.execForPlan(plan); }));
+  return p;
+}
+
+std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p) {
+  std::vector<LevelGroup*> out{&c.flat()};
+  if (c.size() == 1) return out;
+  if (p.call.coll == Collective::kAllReduce) {
+    for (PlanExec* exec : {p.fullPass, p.lastPass}) {
+      if (exec != nullptr) out.insert(out.end(), exec->groups.begin(), exec->groups.end());
+    }
+  } else {
+    out.insert(out.end(), c.levels().begin(), c.levels().end());
+  }
+  return out;
+}
+
+Status run(Comm& c, Executor& x, const Prepared& p) {
+  switch (p.call.coll) {
+    case Collective::kAllReduce:
+      return allReduce(c, x, p);
+    case Collective::kReduceScatter:
+      return reduceScatter(c, x, p.call);
+    case Collective::kAllGather:
+      return allGather(c, x, p.call);
+    default:
+      return internalError(std::string("no dispatcher for ") + collectiveName(p.call.coll));
+  }
+}
+
+Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,
+                         size_t count, strataDataType_t type, strataRedOp_t op) {
+  Call call;
+  call.coll = Collective::kAllReduce;
+  call.send = send;
+  call.recv = recv;
+  call.count = count;
+  call.type = type;
+  call.op = op;
+  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareWithPlan(c, call, plan));
+  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  HostExecutor x(c.scratch());
+  return run(c, x, p);
 }
 
 }  // namespace strata::core

@@ -1,28 +1,47 @@
-// The dispatcher: runs a collective's schedule on the fabrics of the communicator's levels.
+// The dispatcher: turns a call into the schedule of its steps and runs them on the fabrics of
+// the communicator's groups. Arguments are validated by the C boundary (src/api) first.
 //
-// Arguments are validated by the C boundary (src/api) before they get here.
+// Two halves, so that setup never runs on the progress thread and never diverges from what
+// runs: prepare() makes everything the call will use (plans, groups, fabrics: collective on
+// first use, on the issuing thread) and records it in a Prepared; run() only reads it.
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
+#include "common/collective.h"
 #include "common/status.h"
 #include "core/comm.h"
+#include "core/executor.h"
 
 namespace strata::core {
 
+// A call and what setup made for it.
+struct Prepared {
+  Call call;
+  // Allreduce: the plan of a full pass (or of the whole call when it is one pass) and of the
+  // shorter last pass (null when there is none).
+  PlanExec* fullPass = nullptr;
+  PlanExec* lastPass = nullptr;
+};
+
 // Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger allreduce runs as
 // passes of this many elements and a shorter last one, each under the plan for its bytes.
-size_t passElements(const strataComm& c, size_t ts);
+size_t passElements(const Comm& c, size_t ts);
 
-Status allReduce(strataComm& c, const void* send, void* recv, size_t count, strataDataType_t type,
-                 strataRedOp_t op);
-// An allreduce under a given plan instead of the planner's or the plan file's choice (strata-tune
-// and the plan tests). Every rank must pass the same plan.
-Status allReduceWithPlan(strataComm& c, const plan::Plan& p, const void* send, void* recv,
+// Collective on the first call that needs a plan or group. Issuing thread only.
+StatusOr<Prepared> prepare(Comm& c, const Call& call);
+// An allreduce under a given plan for every pass, instead of the planner's or the plan file's
+// choice (strata-tune and the plan tests). Every rank must pass the same plan.
+StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& p);
+// The groups a prepared call runs on (the device path makes their device fabrics).
+std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p);
+
+// Runs a prepared call on `x`'s memory. No setup: any thread that runs the comm's calls.
+Status run(Comm& c, Executor& x, const Prepared& p);
+
+// An allreduce on host buffers under a given plan, after the queued calls (tools and tests).
+Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv,
                          size_t count, strataDataType_t type, strataRedOp_t op);
-Status reduceScatter(strataComm& c, const void* send, void* recv, size_t recvcount,
-                     strataDataType_t type, strataRedOp_t op);
-Status allGather(strataComm& c, const void* send, void* recv, size_t sendcount,
-                 strataDataType_t type);
 
 }  // namespace strata::core

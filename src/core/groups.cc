@@ -1,11 +1,11 @@
-#include "core/groups.h"
-
+// Stage groups and plans (Comm's setup members): the control plane and fabric of one level of a
+// hierarchy, made once and shared by every plan that needs the same group.
 #include <algorithm>
 
 #include "common/log.h"
-#include "common/mpi_check.h"
-#include "core/init.h"
+#include "core/comm.h"
 #include "decompose/planner.h"
+#include "fabrics/registry.h"
 
 namespace strata::core {
 namespace {
@@ -33,78 +33,79 @@ uint64_t signature(const topo::Hierarchy& h, int level) {
 
 }  // namespace
 
-StatusOr<LevelGroup*> ensureGroup(strataComm& c, const topo::Hierarchy& h, int level) {
+StatusOr<LevelGroup*> Comm::ensureGroup(const topo::Hierarchy& h, int level) {
   const uint64_t key = signature(h, level);
-  auto it = c.groups.find(key);
-  if (it != c.groups.end()) return it->second.get();
-  const topo::StageGroup g = topo::stageGroup(h, level, c.rank);
+  auto it = groups_.find(key);
+  if (it != groups_.end()) return it->second.get();
+  const topo::StageGroup g = topo::stageGroup(h, level, rank_);
   auto lg = std::make_unique<LevelGroup>();
-  STRATA_MPI_CHECK(MPI_Comm_split(c.mpi, g.member ? g.color : MPI_UNDEFINED, g.index, &lg->comm));
+  lg->fabricName = h.level(level).fabric;
+  STRATA_ASSIGN_OR_RETURN(lg->boot, boot_->split(g.member ? g.color : -1, g.index));
   Status st = Status::ok();
   if (g.member) {
     lg->index = g.index;
     lg->size = g.size;
     StatusOr<std::unique_ptr<fabric::Fabric>> f =
-        fabric::createFabric(h.level(level).fabric, lg->comm, c.fabricOptions);
+        fabric::createFabric(lg->fabricName, *lg->boot, fabricOptions_);
     if (f.isOk()) {
       lg->fabric = f.take();
     } else {
       st = f.status().withContext("level '" + h.level(level).name + "'");
     }
   }
-  STRATA_RETURN_IF_ERROR(agree(c.mpi, st));
+  STRATA_RETURN_IF_ERROR(boot::agree(*boot_, st));
   STRATA_TRACE(kSubsysFabric, "group for level '%s': member %d index %d of %d",
                h.level(level).name.c_str(), g.member ? 1 : 0, g.index, g.size);
   LevelGroup* out = lg.get();
-  c.groups.emplace(key, std::move(lg));
+  groups_.emplace(key, std::move(lg));
   return out;
 }
 
 // Builds a plan's exec: its derived hierarchy and stage groups. Collective.
-StatusOr<std::unique_ptr<PlanExec>> makeExec(strataComm& c, const plan::Plan& chosen) {
+StatusOr<std::unique_ptr<PlanExec>> Comm::makeExec(const plan::Plan& chosen) {
   auto exec = std::make_unique<PlanExec>();
   exec->plan = chosen;
-  exec->description = plan::describePlan(c.hierarchy, chosen);
+  exec->description = plan::describePlan(hierarchy_, chosen);
   if (!chosen.passthrough) {
-    STRATA_ASSIGN_OR_RETURN(exec->derived, plan::planHierarchy(c.hierarchy, chosen));
+    STRATA_ASSIGN_OR_RETURN(exec->derived, plan::planHierarchy(hierarchy_, chosen));
     for (int l = 0; l < exec->derived.numLevels(); ++l) {
-      STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(c, exec->derived, l));
+      STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(exec->derived, l));
       exec->groups.push_back(g);
     }
   }
   return exec;
 }
 
-StatusOr<PlanExec*> execForPlan(strataComm& c, const plan::Plan& p) {
-  const std::string key = plan::describePlan(c.hierarchy, p);
-  auto it = c.forcedPlans.find(key);
-  if (it != c.forcedPlans.end()) return it->second.get();
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(c, p));
+StatusOr<PlanExec*> Comm::execForPlan(const plan::Plan& p) {
+  const std::string key = plan::describePlan(hierarchy_, p);
+  auto it = forcedPlans_.find(key);
+  if (it != forcedPlans_.end()) return it->second.get();
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(p));
   PlanExec* out = exec.get();
-  c.forcedPlans.emplace(key, std::move(exec));
+  forcedPlans_.emplace(key, std::move(exec));
   return out;
 }
 
-StatusOr<PlanExec*> planForBytes(strataComm& c, size_t bytes) {
+StatusOr<PlanExec*> Comm::planForBytes(size_t bytes) {
   int slot = 0;
   plan::Plan chosen;
-  if (!c.planRules.empty()) {
-    slot = std::max(0, plan::ruleIndexFor(c.planRules, bytes));  // resolved rules cover all sizes
-    auto it = c.plans.find(slot);
-    if (it != c.plans.end()) return it->second.get();
-    chosen = c.planRules[slot].plan;
+  if (!planRules_.empty()) {
+    slot = std::max(0, plan::ruleIndexFor(planRules_, bytes));  // resolved rules cover all sizes
+    auto it = plans_.find(slot);
+    if (it != plans_.end()) return it->second.get();
+    chosen = planRules_[slot].plan;
   } else {
     slot = plan::sizeBucket(bytes);
-    auto it = c.plans.find(slot);
-    if (it != c.plans.end()) return it->second.get();
-    chosen = plan::choosePlan(c.hierarchy, plan::bucketBytes(slot), c.costParams).plan;
+    auto it = plans_.find(slot);
+    if (it != plans_.end()) return it->second.get();
+    chosen = plan::choosePlan(hierarchy_, plan::bucketBytes(slot), costParams_).plan;
   }
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(c, chosen));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen));
   STRATA_INFO(kSubsysPlan, "allreduce of %zu bytes (%s %d): plan %s: %s%s%s", bytes,
-              c.planRules.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
+              planRules_.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
               exec->description.c_str(), chosen.note.empty() ? "" : "; ", chosen.note.c_str());
   PlanExec* out = exec.get();
-  c.plans.emplace(slot, std::move(exec));
+  plans_.emplace(slot, std::move(exec));
   return out;
 }
 

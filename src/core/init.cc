@@ -1,131 +1,180 @@
-#include "core/init.h"
-
+// Comm::create: settings, hierarchy, the groups of its levels, the plans; and the destructor.
 #include <cerrno>
-#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 
-#include "common/env.h"
 #include "common/log.h"
-#include "common/mpi_check.h"
-#include "core/device_path.h"
-#include "core/groups.h"
+#include "core/comm.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
+#include "fabrics/registry.h"
 #include "topology/topo_file.h"
 
 namespace strata::core {
-namespace {
 
-constexpr size_t kMinChunkBytes = 4096;
-constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // keeps every MPI count below INT_MAX
-constexpr size_t kMinShmSlotBytes = size_t{64} << 10;
-constexpr size_t kMaxShmSlotBytes = size_t{256} << 20;
+StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> boot,
+                                             bool threadMultiple) {
+  std::unique_ptr<Comm> c(new Comm());
+  c->boot_ = std::move(boot);
+  c->rank_ = c->boot_->rank();
+  c->size_ = c->boot_->size();
+  // The engine exists from the start, so that the destructor can always drain it.
+  c->engine_ = std::make_unique<Engine>(false);
+  STRATA_RETURN_IF_ERROR(c->init(threadMultiple));
+  STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d hierarchy %s (%s)",
+              static_cast<void*>(c.get()), c->rank_, c->size_, c->hierarchy_.describe().c_str(),
+              c->hierarchySource_.c_str());
+  return c;
+}
 
-// Every rank must take the same branch below (file or detection): their collectives differ,
-// so a mismatch would deadlock. Compares a hash of each rank's setting. Collective.
-Status checkSameSetting(strataComm& c, const char* name, const std::string& value) {
-  const uint64_t mine = std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
-  std::vector<uint64_t> all(c.size);
-  STRATA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, c.mpi));
-  for (int r = 1; r < c.size; ++r) {
-    if (all[r] == all[0]) continue;
-    // Show both values: rank 0's and the first rank that differs from it.
-    auto valueOf = [&](int root) -> StatusOr<std::string> {
-      std::string v = value;
-      int len = static_cast<int>(v.size());
-      STRATA_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, root, c.mpi));
-      v.resize(len);
-      STRATA_MPI_CHECK(MPI_Bcast(v.data(), len, MPI_CHAR, root, c.mpi));
-      return v.empty() ? std::string("unset") : "'" + v + "'";
-    };
-    STRATA_ASSIGN_OR_RETURN(std::string first, valueOf(0));
-    STRATA_ASSIGN_OR_RETURN(std::string other, valueOf(r));
-    return invalidUsage(std::string(name) + " differs between ranks: rank 0 has " + first +
-                        ", rank " + std::to_string(r) + " has " + other +
-                        "; every rank must use the same value");
-  }
+Status Comm::init(bool threadMultiple) {
+  logSetRank(rank_);
+  StatusOr<Settings> settings = Settings::fromEnv();
+  STRATA_RETURN_IF_ERROR(boot::agree(*boot_, settings.status()));
+  settings_ = settings.take();
+  fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
+  fabricOptions_.stagingBytes = settings_.stagingBytes;
+  costParams_.fabrics = fabric::allTraits();
+  engine_ = std::make_unique<Engine>(settings_.progressThread && threadMultiple);
+  STRATA_RETURN_IF_ERROR(buildHierarchy());
+  STRATA_RETURN_IF_ERROR(buildLevels());
+  STRATA_RETURN_IF_ERROR(loadPlans());
+  dumpPlans();
   return Status::ok();
 }
 
+Comm::~Comm() {
+  // Queued calls run first (they use every group below). Their errors were reported by the
+  // calls that failed, or by strataCommGetAsyncError.
+  if (engine_) (void)engine_->drain();
+  engine_.reset();
+  plans_.clear();
+  forcedPlans_.clear();
+  levels_.clear();
+  // Device fabrics may wrap host fabrics and use the device state's stream: they go first,
+  // then the host fabrics, then the groups' control planes, then the device state.
+  auto release = [](LevelGroup& g) {
+    g.deviceFabric.reset();
+    g.fabric.reset();
+    g.boot.reset();
+  };
+  for (auto& [key, g] : groups_) release(*g);
+  if (flat_) release(*flat_);
+  groups_.clear();
+  flat_.reset();
+  device_.reset();
+}
+
+void Comm::abandon() {
+  for (auto& [key, g] : groups_) {
+    if (g->boot) g->boot->abandon();
+  }
+  if (flat_ && flat_->boot) flat_->boot->abandon();
+  if (boot_) boot_->abandon();
+}
+
+// Every rank must take the same branch of a setting (file or detection): their collectives
+// differ, so a mismatch would deadlock. Compares a hash of each rank's value. Collective.
+Status Comm::checkSameSetting(const char* name, const std::string& value) {
+  const uint64_t mine = std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
+  STRATA_ASSIGN_OR_RETURN(bool same, boot::sameEverywhere(*boot_, mine));
+  if (same) return Status::ok();
+  // Show both values: rank 0's and the first rank that differs from it.
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(*boot_, value));
+  int r = 1;
+  while (r < size_ && all[r] == all[0]) ++r;
+  auto shown = [](const std::string& v) { return v.empty() ? std::string("unset") : "'" + v + "'"; };
+  return invalidUsage(std::string(name) + " differs between ranks: rank 0 has " + shown(all[0]) +
+                      ", rank " + std::to_string(r) + " has " + shown(all[r]) +
+                      "; every rank must use the same value");
+}
+
 // The hierarchy from STRATA_TOPO_FILE when set, else from detection. Collective.
-Status buildHierarchy(strataComm& c) {
-  const std::string file = env::getString("STRATA_TOPO_FILE");
-  STRATA_RETURN_IF_ERROR(checkSameSetting(c, "STRATA_TOPO_FILE", file));
+Status Comm::buildHierarchy() {
+  const std::string& file = settings_.topoFile;
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TOPO_FILE", file));
   if (!file.empty()) {
     // Each rank reads the file itself; agree() turns one rank's failure into everyone's.
     StatusOr<topo::Hierarchy> h = [&]() -> StatusOr<topo::Hierarchy> {
       STRATA_ASSIGN_OR_RETURN(topo::TopoFile tf, topo::loadTopoFile(file, fabric::fabricNames()));
-      return topo::hierarchyFromTopoFile(tf, file, c.size);
+      return topo::hierarchyFromTopoFile(tf, file, size_);
     }();
-    STRATA_RETURN_IF_ERROR(agree(c.mpi, h.status()));
-    c.hierarchy = h.value().withoutTrivialLevels();
-    c.hierarchySource = "topology file " + file;
+    STRATA_RETURN_IF_ERROR(boot::agree(*boot_, h.status()));
+    hierarchy_ = h.value().withoutTrivialLevels();
+    hierarchySource_ = "topology file " + file;
     return Status::ok();
   }
-  return detectHierarchy(c);
+  STRATA_ASSIGN_OR_RETURN(DetectedHierarchy d, detectHierarchy(*boot_, settings_.hostName));
+  hierarchy_ = std::move(d.hierarchy);
+  hierarchySource_ = std::move(d.source);
+  return Status::ok();
 }
 
 // The groups of the hierarchy's own levels (the reduce-scatter and all-gather paths use them;
-// allreduce plans share them where their stages match), and the flat fabric. Collective.
-Status buildLevels(strataComm& c) {
-  for (int l = 0; l < c.hierarchy.numLevels(); ++l) {
-    STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(c, c.hierarchy, l));
-    c.levels.push_back(g);
+// allreduce plans share them where their stages match), and the flat group that carries the
+// whole communicator's data on mpi. Collective.
+Status Comm::buildLevels() {
+  for (int l = 0; l < hierarchy_.numLevels(); ++l) {
+    STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(hierarchy_, l));
+    levels_.push_back(g);
   }
-  StatusOr<std::unique_ptr<fabric::Fabric>> flat = fabric::createFabric("mpi", c.mpi);
-  STRATA_RETURN_IF_ERROR(agree(c.mpi, flat.status()));
-  c.flat = flat.take();
+  auto flat = std::make_unique<LevelGroup>();
+  flat->fabricName = costParams_.flatFabric;
+  flat->index = rank_;
+  flat->size = size_;
+  STRATA_ASSIGN_OR_RETURN(flat->boot, boot_->split(0, rank_));
+  StatusOr<std::unique_ptr<fabric::Fabric>> f =
+      fabric::createFabric(flat->fabricName, *flat->boot, fabricOptions_);
+  STRATA_RETURN_IF_ERROR(boot::agree(*boot_, f.status()));
+  flat->fabric = f.take();
+  flat_ = std::move(flat);
   return Status::ok();
 }
 
 // STRATA_PLAN_FILE: every rank loads and resolves it against the hierarchy; any failure fails
-// all ranks, and so does a file whose content differs between ranks (its hash is compared), since
-// ranks running different plans would deadlock or compute garbage. Collective.
-Status loadPlans(strataComm& c) {
-  const std::string file = env::getString("STRATA_PLAN_FILE");
+// all ranks, and so does a file whose content differs between ranks (its hash is compared),
+// since ranks running different plans would deadlock or compute garbage. Collective.
+Status Comm::loadPlans() {
+  const std::string& file = settings_.planFile;
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
-  STRATA_RETURN_IF_ERROR(
-      checkSameSetting(c, "STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
   if (file.empty()) {
-    c.planSource = "planner (cost model)";
+    planSource_ = "planner (cost model)";
     return Status::ok();
   }
   StatusOr<std::vector<plan::PlanRule>> rules = [&]() -> StatusOr<std::vector<plan::PlanRule>> {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile pf, plan::loadPlanFile(file));
-    return plan::resolvePlanFile(pf, c.hierarchy, fabric::fabricNames(), file);
+    return plan::resolvePlanFile(pf, hierarchy_, fabric::fabricNames(), file);
   }();
-  STRATA_RETURN_IF_ERROR(agree(c.mpi, rules.status()));
-  const uint64_t mine = plan::planHash(rules.value(), c.hierarchy);
-  uint64_t lo = 0, hi = 0;
-  STRATA_MPI_CHECK(MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, c.mpi));
-  STRATA_MPI_CHECK(MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, c.mpi));
-  if (lo != hi) {
+  STRATA_RETURN_IF_ERROR(boot::agree(*boot_, rules.status()));
+  STRATA_ASSIGN_OR_RETURN(bool same,
+                          boot::sameEverywhere(*boot_, plan::planHash(rules.value(), hierarchy_)));
+  if (!same) {
     return invalidUsage("plan file " + file +
                         ": its content differs between ranks (hash mismatch); every rank must "
                         "load the same plan");
   }
-  c.planRules = rules.take();
-  c.planSource = "plan file " + file;
+  planRules_ = rules.take();
+  planSource_ = "plan file " + file;
   return Status::ok();
 }
 
 // STRATA_PLAN_DUMP_FILE: rank 0 writes the planner's choice for every power-of-two size bucket,
 // merged into ranges, in the plan-file format, so a choice can be pinned.
-void dumpPlans(const strataComm& c) {
-  const std::string file = env::getString("STRATA_PLAN_DUMP_FILE");
-  if (file.empty() || c.rank != 0) return;
+void Comm::dumpPlans() const {
+  const std::string& file = settings_.planDumpFile;
+  if (file.empty() || rank_ != 0) return;
   std::vector<plan::PlanRule> rules;
   for (int b = 0; b < 63; ++b) {
     const size_t lo = b == 0 ? 0 : size_t{1} << b;
     const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
-    plan::Plan p = c.planRules.empty()
-                       ? plan::choosePlan(c.hierarchy, plan::bucketBytes(b), c.costParams).plan
-                       : *plan::planFor(c.planRules, lo);
+    plan::Plan p = planRules_.empty()
+                       ? plan::choosePlan(hierarchy_, plan::bucketBytes(b), costParams_).plan
+                       : *plan::planFor(planRules_, lo);
     if (!rules.empty() &&
-        plan::describePlan(c.hierarchy, rules.back().plan) == plan::describePlan(c.hierarchy, p)) {
+        plan::describePlan(hierarchy_, rules.back().plan) == plan::describePlan(hierarchy_, p)) {
       rules.back().maxBytes = hi;
     } else {
       plan::PlanRule rule;
@@ -141,84 +190,10 @@ void dumpPlans(const strataComm& c) {
                 std::strerror(errno));
     return;
   }
-  const std::string text = plan::formatPlanFile(rules, c.hierarchy);
+  const std::string text = plan::formatPlanFile(rules, hierarchy_);
   std::fwrite(text.data(), 1, text.size(), out);
   std::fclose(out);
   STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());
-}
-
-}  // namespace
-
-Status agree(MPI_Comm comm, const Status& local) {
-  int rank = 0;
-  STRATA_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const int mine = local.isOk() ? INT_MAX : rank;
-  int first = INT_MAX;
-  STRATA_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == INT_MAX) return Status::ok();
-  // The lowest failing rank tells the others what went wrong.
-  int code = static_cast<int>(local.code());
-  std::string msg = local.message();
-  int len = static_cast<int>(msg.size());
-  STRATA_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, first, comm));
-  STRATA_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, first, comm));
-  msg.resize(len);
-  STRATA_MPI_CHECK(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
-  if (!local.isOk()) return local;
-  return Status(static_cast<Code>(code), "rank " + std::to_string(first) + ": " + msg);
-}
-
-StatusOr<std::unique_ptr<strataComm>> initComm(MPI_Comm user) {
-  auto c = std::make_unique<strataComm>();
-  STRATA_MPI_CHECK(MPI_Comm_dup(user, &c->mpi));
-  // From here on errors on our communicators come back as codes instead of aborting the job.
-  Status st = [&]() -> Status {
-    STRATA_MPI_CHECK(MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN));
-    STRATA_MPI_CHECK(MPI_Comm_rank(c->mpi, &c->rank));
-    STRATA_MPI_CHECK(MPI_Comm_size(c->mpi, &c->size));
-    logSetRank(c->rank);
-    c->chunkBytes = env::getSizeClamped("STRATA_CHUNK_BYTES", kMinChunkBytes, kMaxChunkBytes);
-    c->pipelineBytes = env::getInt("STRATA_PIPELINE_BYTES") <= 0
-                           ? 0
-                           : env::getSizeClamped("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
-    c->fabricOptions.shmSlotBytes =
-        env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
-    STRATA_RETURN_IF_ERROR(buildHierarchy(*c));
-    STRATA_RETURN_IF_ERROR(buildLevels(*c));
-    STRATA_RETURN_IF_ERROR(loadPlans(*c));
-    dumpPlans(*c);
-    return Status::ok();
-  }();
-  if (!st.isOk()) {
-    freeComm(*c, /*collective=*/true);
-    return st;
-  }
-  STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d hierarchy %s (%s)",
-              static_cast<void*>(c.get()), c->rank, c->size, c->hierarchy.describe().c_str(),
-              c->hierarchySource.c_str());
-  return c;
-}
-
-void freeComm(strataComm& c, bool collective) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  // Device calls still queued run first (they use every fabric below).
-  Status drained = drainDevice(c);
-  (void)drained;  // reported by the call that failed, or by strataCommGetAsyncError
-  c.plans.clear();
-  c.forcedPlans.clear();
-  c.levels.clear();
-  for (auto& [key, lg] : c.groups) {
-    lg->deviceFabric.reset();  // may wrap the host fabric
-    lg->fabric.reset();
-    if (lg->comm != MPI_COMM_NULL && !finalized && collective) MPI_Comm_free(&lg->comm);
-  }
-  c.groups.clear();
-  c.device.reset();  // its fabric wraps the flat one
-  c.flat.reset();
-  // MPI_Comm_free is collective in the standard; an abort leaves the communicators to MPI's
-  // own cleanup rather than risk waiting on ranks that are gone.
-  if (c.mpi != MPI_COMM_NULL && !finalized && collective) MPI_Comm_free(&c.mpi);
 }
 
 }  // namespace strata::core

@@ -5,30 +5,26 @@
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
-#include "common/reduce.h"
-#include "core/device_path.h"
 
 namespace strata::core {
 namespace {
 
 using plan::Step;
-using plan::StepKind;
-
 
 // The fabric of a step: the whole communicator's, or that of the step's level group (the
-// comm's own levels, or a plan's stage groups), on the current call's memory.
-StatusOr<fabric::Fabric*> fabricFor(strataComm& c, const std::vector<LevelGroup*>& groups,
+// comm's own levels, or a plan's stage groups), on the executor's memory.
+StatusOr<fabric::Fabric*> fabricFor(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups,
                                     int level) {
-  return fabricOf(c, level == plan::kFlatLevel ? nullptr : groups[level]);
+  return x.fabricOf(level == plan::kFlatLevel ? c.flat() : *groups[level]);
 }
 
 constexpr int kAllReduceKey = 0;
 
-const std::vector<Step>& allReduceStepsOf(strataComm& c, PlanExec& exec, size_t n) {
+const std::vector<Step>& allReduceStepsOf(Comm& c, PlanExec& exec, size_t n) {
   return exec.schedules.get(kAllReduceKey, n, [&] {
     if (exec.plan.passthrough) return plan::flatAllReduceSteps(n);
     const bool ring = exec.plan.stages.back().algorithm == "ring";
-    return plan::allReduceSteps(exec.derived, c.rank, n, ring);
+    return plan::allReduceSteps(exec.derived, c.rank(), n, ring);
   });
 }
 
@@ -48,44 +44,47 @@ Split split(const std::vector<Step>& steps) {
   s.begin = steps.data();
   s.end = s.begin + steps.size();
   s.ar = std::find_if(s.begin, s.end,
-                      [](const Step& x) { return x.kind != StepKind::kReduceScatter; });
-  s.hasAr = s.ar != s.end && s.ar->kind == StepKind::kAllReduce;
+                      [](const Step& x) { return x.kind != Collective::kReduceScatter; });
+  s.hasAr = s.ar != s.end && s.ar->kind == Collective::kAllReduce;
   s.gather = s.hasAr ? s.ar + 1 : s.ar;
   return s;
 }
 
 }  // namespace
 
-Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups, const Step* begin,
+Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, const Step* begin,
                 const Step* end, const void* src, void* work, strataDataType_t type,
                 strataRedOp_t op) {
   const size_t ts = dataTypeSize(type);
   const strataRedOp_t fop = op == strataAvg ? strataSum : op;
   const void* in = src;
   for (const Step* s = begin; s != end; ++s) {
-    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, groups, s->level));
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, x, groups, s->level));
     switch (s->kind) {
-      case StepKind::kReduceScatter:
+      case Collective::kReduceScatter:
         STRATA_RETURN_IF_ERROR(f->reduceScatter(at(in, s->offset, ts),
                                                 at(work, s->offset + s->displs[s->index], ts),
                                                 s->counts.data(), s->displs.data(), type, fop));
         if (op == strataAvg && s->finishesReduction) {
-          STRATA_RETURN_IF_ERROR(divideBy(c, at(work, s->offset + s->displs[s->index], ts),
-                                          s->counts[s->index], type, c.size));
+          STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset + s->displs[s->index], ts),
+                                          s->counts[s->index], type, c.size()));
         }
         break;
-      case StepKind::kAllReduce:
+      case Collective::kAllReduce:
         STRATA_RETURN_IF_ERROR(
             f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop));
         if (op == strataAvg && s->finishesReduction) {
-          STRATA_RETURN_IF_ERROR(divideBy(c, at(work, s->offset, ts), s->count, type, c.size));
+          STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset, ts), s->count, type, c.size()));
         }
         break;
-      case StepKind::kAllGather:
+      case Collective::kAllGather:
         STRATA_RETURN_IF_ERROR(f->allGather(at(work, s->offset + s->displs[s->index], ts),
                                             at(work, s->offset, ts), s->counts.data(),
                                             s->displs.data(), type));
         break;
+      default:
+        return internalError(std::string("a ") + collectiveName(s->kind) +
+                             " step in an allreduce, reduce-scatter or all-gather schedule");
     }
     in = work;  // every later step works in place
   }
@@ -99,8 +98,9 @@ Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups, const Ste
 // (pieces in order, RS before AG of one piece, one AR in flight per fabric); a piece's AG starts
 // only after its AR finished on this rank; and the pieces of one rank's buffer are disjoint, so
 // overlapping stages never touch the same bytes.
-Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const void* send,
-                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op) {
+Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements,
+                    const void* send, void* recv, size_t count, strataDataType_t type,
+                    strataRedOp_t op) {
   const size_t ts = dataTypeSize(type);
   const size_t piece = std::max<size_t>(1, pieceElements);
   const size_t pieces = (count + piece - 1) / piece;
@@ -117,7 +117,7 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
       const size_t off = k * piece;
       const std::vector<Step>& steps = k + 1 == pieces ? last : full;
       STRATA_RETURN_IF_ERROR(
-          runSteps(c, exec.groups, steps, at(send, off, ts), at(recv, off, ts), type, op));
+          runSteps(c, x, exec.groups, steps, at(send, off, ts), at(recv, off, ts), type, op));
     }
     return Status::ok();
   }
@@ -132,15 +132,15 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
     Split sk{};
     if (k < pieces) {
       sk = splitOf(k);
-      failed = runSteps(c, exec.groups, sk.begin, sk.ar, at(send, off, ts), at(recv, off, ts),
+      failed = runSteps(c, x, exec.groups, sk.begin, sk.ar, at(send, off, ts), at(recv, off, ts),
                         type, op);
     }
     if (inFlight != nullptr) {
       Status st = inFlight->allReduceWait();
       if (failed.isOk()) failed = st;
       if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
-        failed = divideBy(c, at(recv, off - piece + inFlightStep->offset, ts),
-                          inFlightStep->count, type, c.size);
+        failed = x.divide(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count,
+                          type, c.size());
       }
       inFlight = nullptr;
     }
@@ -148,7 +148,7 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
     if (k < pieces && sk.hasAr) {
       // Its input is the reduce-scatters' output, or the caller's buffer when there were none.
       const void* in = sk.ar == sk.begin ? at(send, off, ts) : at(recv, off, ts);
-      StatusOr<fabric::Fabric*> f = fabricFor(c, exec.groups, sk.ar->level);
+      StatusOr<fabric::Fabric*> f = fabricFor(c, x, exec.groups, sk.ar->level);
       if (!f.isOk()) {
         failed = f.status();
         break;
@@ -163,7 +163,7 @@ Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const v
     if (k > 0) {
       fabric::IdleHook agHook(inFlight);
       const Split prev = splitOf(k - 1);
-      failed = runSteps(c, exec.groups, prev.gather, prev.end, at(recv, off - piece, ts),
+      failed = runSteps(c, x, exec.groups, prev.gather, prev.end, at(recv, off - piece, ts),
                         at(recv, off - piece, ts), type, op);
     }
   }

@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "core/comm.h"
+#include "core/executor.h"
 #include "decompose/schedule.h"
 
 namespace strata::core {
@@ -18,21 +19,23 @@ namespace strata::core {
 //   all-gather:     in place, from this rank's block to the whole range.
 // strataAvg is combined as a sum; the step that finishes the reduction divides by the rank
 // count, once (every element passes through exactly one such step).
-Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups, const plan::Step* begin,
-                const plan::Step* end, const void* src, void* work, strataDataType_t type,
-                strataRedOp_t op);
+// A step's level indexes `groups` (plan::kFlatLevel: the communicator's flat group).
+Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups,
+                const plan::Step* begin, const plan::Step* end, const void* src, void* work,
+                strataDataType_t type, strataRedOp_t op);
 
-inline Status runSteps(strataComm& c, const std::vector<LevelGroup*>& groups,
+inline Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups,
                        const std::vector<plan::Step>& steps, const void* src, void* work,
                        strataDataType_t type, strataRedOp_t op) {
-  return runSteps(c, groups, steps.data(), steps.data() + steps.size(), src, work, type, op);
+  return runSteps(c, x, groups, steps.data(), steps.data() + steps.size(), src, work, type, op);
 }
 
 // The allreduce of `count` elements under `exec`, cut into pieces of `pieceElements`, with the
 // allreduce step of piece k (the slow, inter-host stage) in flight while this rank runs the
 // all-gathers of piece k-1 and the reduce-scatters of piece k+1. Falls back to one piece after
 // another when the schedule has no allreduce step (a ring top stage) or there is one piece.
-Status runPipelined(strataComm& c, PlanExec& exec, size_t pieceElements, const void* send,
-                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op);
+Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements,
+                    const void* send, void* recv, size_t count, strataDataType_t type,
+                    strataRedOp_t op);
 
 }  // namespace strata::core

@@ -5,9 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/env.h"
 #include "common/log.h"
-#include "common/mpi_check.h"
 #include "topology/cluster.h"
 #include "topology/detect.h"
 #include "topology/hwloc_reader.h"
@@ -39,31 +37,12 @@ topo::NodeTopology describeNode(const std::string& host, int* boundPackage) {
   return t;
 }
 
-// Gathers one variable-length string per rank (empty ones included).
-StatusOr<std::vector<std::string>> allgatherStrings(MPI_Comm comm, int size,
-                                                    const std::string& mine) {
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(size), displs(size);
-  STRATA_MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm));
-  long long total = 0;
-  for (int r = 0; r < size; ++r) {
-    displs[r] = static_cast<int>(total);
-    total += lens[r];
-    if (total > (1ll << 30)) return internalError("node descriptions exceed 1 GiB");
-  }
-  std::vector<char> all(static_cast<size_t>(total) + 1);
-  STRATA_MPI_CHECK(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(),
-                                  displs.data(), MPI_CHAR, comm));
-  std::vector<std::string> out(size);
-  for (int r = 0; r < size; ++r) out[r].assign(all.data() + displs[r], lens[r]);
-  return out;
-}
-
 }  // namespace
 
-Status detectHierarchy(strataComm& c) {
+StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::string& host) {
+  const int size = boot.size(), rank = boot.rank();
   topo::LocalInfo local;
-  local.host = topo::localHostName(env::getString("STRATA_HOSTNAME"));
+  local.host = host;
   const topo::NodeTopology node = describeNode(local.host, &local.package);
   const int gpu = topo::currentGpu(node);
 
@@ -76,21 +55,20 @@ Status detectHierarchy(strataComm& c) {
   std::strncpy(rec.host, local.host.c_str(), kMaxHostName - 1);
   if (gpu >= 0) std::strncpy(rec.busid, node.gpus[gpu].pci.busid.c_str(), kMaxBusid - 1);
   rec.package = local.package;
-  std::vector<Record> all(c.size);
-  STRATA_MPI_CHECK(
-      MPI_Allgather(&rec, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE, c.mpi));
+  std::vector<Record> all(size);
+  STRATA_RETURN_IF_ERROR(boot.allGather(&rec, all.data(), sizeof(Record)));
 
   topo::Cluster cluster;
   std::map<std::string, int> leader;  // host -> its lowest rank, which describes the host
-  for (int r = 0; r < c.size; ++r) {
+  for (int r = 0; r < size; ++r) {
     all[r].host[kMaxHostName - 1] = '\0';
     all[r].busid[kMaxBusid - 1] = '\0';
     cluster.ranks.push_back({all[r].host, all[r].package, all[r].busid});
     leader.emplace(all[r].host, r);
   }
-  const bool lead = leader[local.host] == c.rank;
+  const bool lead = leader[local.host] == rank;
   STRATA_ASSIGN_OR_RETURN(auto descriptions,
-                          allgatherStrings(c.mpi, c.size, lead ? topo::toJson(node).dump() : ""));
+                          boot::allGatherStrings(boot, lead ? topo::toJson(node).dump() : ""));
   Status parsed = Status::ok();
   for (const auto& [host, r] : leader) {
     StatusOr<topo::NodeTopology> t = topo::nodeTopologyFromJson(descriptions[r]);
@@ -103,7 +81,7 @@ Status detectHierarchy(strataComm& c) {
   STRATA_RETURN_IF_ERROR(parsed);  // every rank parsed the same strings
 
   STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "shm", "mpi"));
-  if (c.rank == 0) {
+  if (rank == 0) {
     for (const std::string& d : ch.differences) {
       STRATA_WARN(kSubsysTopo,
                   "heterogeneous cluster: %s (results stay correct; the plan is "
@@ -111,9 +89,7 @@ Status detectHierarchy(strataComm& c) {
                   d.c_str());
     }
   }
-  c.hierarchy = std::move(ch.hierarchy);
-  c.hierarchySource = "detected: host names, hwloc, sysfs, CUDA";
-  return Status::ok();
+  return DetectedHierarchy{std::move(ch.hierarchy), "detected: host names, hwloc, sysfs, CUDA"};
 }
 
 }  // namespace strata::core

@@ -2,12 +2,20 @@
 // host describes the host, and all ranks build the same cluster hierarchy from the exchange.
 #pragma once
 
+#include <string>
+
+#include "bootstrap/bootstrap.h"
 #include "common/status.h"
-#include "core/comm.h"
+#include "topology/hierarchy.h"
 
 namespace strata::core {
 
-// Fills c.hierarchy and c.hierarchySource. Collective over c.mpi.
-Status detectHierarchy(strataComm& c);
+struct DetectedHierarchy {
+  topo::Hierarchy hierarchy;
+  std::string source;  // "detected: host names, hwloc, sysfs, CUDA"
+};
+
+// Collective over `boot`. `host` is the name this rank groups by (STRATA_HOSTNAME or its own).
+StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::string& host);
 
 }  // namespace strata::core

@@ -112,15 +112,15 @@ double shmAllGatherUs(int g, double n, const topo::LinkModel& link) {
   return alphaUs(link) * g + (n / g + n) * betaEffUsPerByte(link, 1);
 }
 
-// MPI between ranks of one host (Open MPI's vader) passes every message through a shared
-// FIFO in fragments: a copy in and a copy out per byte plus a handshake per fragment, and a
-// send/receive handshake per round. A third of the copy rate is what strata-perf measured for
-// MPI_Allreduce against the shm fabric (1.7-3.5x slower above 2 KiB on 4-8 ranks).
-topo::LinkModel mpiOver(const topo::LinkModel& link) {
+// A message-passing fabric between ranks of one host passes every message through its own
+// shared FIFOs: the fabric's cost hints say how much of the link that leaves (for MPI, Open
+// MPI's vader: a copy in and a copy out per byte plus a handshake per fragment; a third of the
+// copy rate, twice the latency).
+topo::LinkModel linkFor(const topo::LinkModel& link, const FabricTraits& fabric) {
   topo::LinkModel out = usable(link);
   if (link.kind == topo::LinkKind::kSharedMemory) {
-    out.bandwidthGBps /= 3;
-    out.latencyUs *= 2;
+    out.bandwidthGBps /= std::max(1.0, fabric.sharedMemoryBandwidthDivisor);
+    out.latencyUs *= std::max(1.0, fabric.sharedMemoryLatencyFactor);
   }
   return out;
 }
@@ -236,8 +236,9 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
     c.label = "allreduce@all";
     c.groupSize = h.numRanks();
     c.bytes = bytes;
-    const AllReduceCost ar = allReduce("auto", c.groupSize, bytes, mpiOver(stageLink(h, all)), 1,
-                                       params, &c.algorithm);
+    const FabricTraits& flat = traitsOf(params.fabrics, params.flatFabric);
+    const AllReduceCost ar = allReduce("auto", c.groupSize, bytes, linkFor(stageLink(h, all), flat),
+                                       1, params, &c.algorithm);
     c.us = ar.us;
     c.bytesMoved = ar.bytesSent;
     out.stages.push_back(c);
@@ -250,8 +251,9 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
   for (int j = 0; j < m; ++j) {
     const Stage& s = plan.stages[j];
     const int g = stageGroupSize(h, s);
-    const bool shm = stageFabric(h, s) == "shm";
-    const topo::LinkModel link = shm ? stageLink(h, s.levels) : mpiOver(stageLink(h, s.levels));
+    const FabricTraits& fabric = traitsOf(params.fabrics, stageFabric(h, s));
+    const bool shm = fabric.cost == CostStyle::kSharedSlots;
+    const topo::LinkModel link = shm ? stageLink(h, s.levels) : linkFor(stageLink(h, s.levels), fabric);
     const int sharing = stageSharing(h, s);
     const std::string name = stageName(h, s);
     StageCost c;

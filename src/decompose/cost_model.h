@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fabric_traits.h"
 #include "decompose/plan.h"
 #include "topology/hierarchy.h"
 
@@ -26,6 +27,10 @@ namespace strata::plan {
 
 struct CostParams {
   double reduceGBps = 10.0;  // gamma: local reduction throughput (bytes combined per second)
+  // The fabrics' traits (fabrics/registry.h: allTraits()): how each fabric is costed. A fabric
+  // missing here is costed as message passing with no cost hints.
+  std::vector<FabricTraits> fabrics;
+  std::string flatFabric = "mpi";  // the fabric a passthrough allreduce runs on
 };
 
 struct StageCost {

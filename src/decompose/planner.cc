@@ -20,7 +20,7 @@ std::string splitName(const topo::Hierarchy& h, const std::vector<Stage>& stages
 
 }  // namespace
 
-std::vector<Plan> candidatePlans(const topo::Hierarchy& h) {
+std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& params) {
   std::vector<Plan> out;
   Plan pass;
   pass.name = "passthrough";
@@ -30,9 +30,8 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h) {
   const int k = h.numLevels();
   std::vector<int> all(k);
   std::iota(all.begin(), all.end(), 0);
-  if (h.level(k - 1).fabric != "mpi") {
-    // One allreduce over everyone on the outer level's own fabric (e.g. shm on one host);
-    // on mpi it would be the passthrough again.
+  if (traitsOf(params.fabrics, h.level(k - 1).fabric).cost != CostStyle::kMessages) {
+    // One allreduce over everyone on the outer level's own fabric (e.g. shm on one host).
     Plan flat;
     flat.name = "flat";
     flat.stages.push_back(Stage{all, "", "auto", 0});
@@ -87,7 +86,7 @@ double bucketBytes(int bucket) { return bucket == 0 ? 1.0 : std::ldexp(1.4142135
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params) {
   Choice best;
   bool have = false;
-  for (const Plan& p : candidatePlans(h)) {
+  for (const Plan& p : candidatePlans(h, params)) {
     Prediction pred = predict(h, p, bytes, params);
     if (!have || pred.totalUs < best.prediction.totalUs) {
       best = Choice{p, pred};

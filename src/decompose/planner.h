@@ -17,7 +17,9 @@ namespace strata::plan {
 //   is BlueConnect ("blueconnect"), the intra-node levels in one stage then the network is
 //   Horovod's "two-level", fewer stages mean fewer latency terms for small messages;
 //   on a regular hierarchy, also every order of those stages ("reordered").
-std::vector<Plan> candidatePlans(const topo::Hierarchy& h);
+//   A "flat" plan (one stage over every level on the outer level's fabric) is a candidate when
+//   that fabric is not message passing; on one that is, it is the passthrough again.
+std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& params);
 
 struct Choice {
   Plan plan;

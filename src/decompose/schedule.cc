@@ -7,7 +7,7 @@ namespace {
 
 // A reduce-scatter/all-gather step over `range` within a group of `members`, of which the
 // first `holders` receive a block (the rest get empty blocks at the end of the range).
-Step blockStep(StepKind kind, int level, Block range, int index, int members, int holders) {
+Step blockStep(Collective kind, int level, Block range, int index, int members, int holders) {
   Step s;
   s.kind = kind;
   s.level = level;
@@ -39,7 +39,7 @@ std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t coun
     if (range.count == 0) break;  // an empty shard: nothing to do at this level or above
     const topo::StageGroup g = topo::stageGroup(h, l, rank);
     if (!g.member) break;  // this rank holds no shard above level l-1
-    down.push_back(blockStep(StepKind::kReduceScatter, l, range, g.index, g.size, h.width(l)));
+    down.push_back(blockStep(Collective::kReduceScatter, l, range, g.index, g.size, h.width(l)));
     if (g.index >= h.width(l)) break;  // an empty block: it sits out the levels above
     range = splitBlock(range.offset, range.count, h.width(l), g.index);
   }
@@ -50,16 +50,16 @@ std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t coun
     const topo::StageGroup g = topo::stageGroup(h, top, rank);
     if (ringTop) {
       // Every member of the top group holds a block (the top level has one group).
-      Step rs = blockStep(StepKind::kReduceScatter, top, range, g.index, g.size, g.size);
+      Step rs = blockStep(Collective::kReduceScatter, top, range, g.index, g.size, g.size);
       rs.finishesReduction = true;
       Step ag = rs;
-      ag.kind = StepKind::kAllGather;
+      ag.kind = Collective::kAllGather;
       ag.finishesReduction = false;
       steps.push_back(rs);
       steps.push_back(ag);
     } else {
       Step s;
-      s.kind = StepKind::kAllReduce;
+      s.kind = Collective::kAllReduce;
       s.level = top;
       s.offset = range.offset;
       s.count = range.count;
@@ -71,7 +71,7 @@ std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t coun
   // All-gathers mirror the reduce-scatters exactly, innermost last.
   for (auto it = down.rbegin(); it != down.rend(); ++it) {
     Step s = *it;
-    s.kind = StepKind::kAllGather;
+    s.kind = Collective::kAllGather;
     steps.push_back(std::move(s));
   }
   return steps;
@@ -92,7 +92,7 @@ std::vector<Step> reduceScatterSteps(const topo::Hierarchy& h, int rank, size_t 
   Block range{0, blockCount * static_cast<size_t>(h.numRanks())};
   for (int l = 0; l < h.numLevels(); ++l) {
     const topo::StageGroup g = topo::stageGroup(h, l, rank);
-    steps.push_back(blockStep(StepKind::kReduceScatter, l, range, g.index, g.size, g.size));
+    steps.push_back(blockStep(Collective::kReduceScatter, l, range, g.index, g.size, g.size));
     range = splitBlock(range.offset, range.count, g.size, g.index);
   }
   return steps;
@@ -101,19 +101,19 @@ std::vector<Step> reduceScatterSteps(const topo::Hierarchy& h, int rank, size_t 
 std::vector<Step> allGatherSteps(const topo::Hierarchy& h, int rank, size_t blockCount) {
   std::vector<Step> steps = reduceScatterSteps(h, rank, blockCount);
   std::vector<Step> reversed(steps.rbegin(), steps.rend());
-  for (Step& s : reversed) s.kind = StepKind::kAllGather;
+  for (Step& s : reversed) s.kind = Collective::kAllGather;
   return reversed;
 }
 
 std::vector<Step> flatAllReduceSteps(size_t count) {
   Step s;
-  s.kind = StepKind::kAllReduce;
+  s.kind = Collective::kAllReduce;
   s.count = count;
   s.finishesReduction = true;
   return {s};
 }
 
-std::vector<Step> flatBlockSteps(StepKind kind, int rank, int nranks, size_t blockCount) {
+std::vector<Step> flatBlockSteps(Collective kind, int rank, int nranks, size_t blockCount) {
   const Block range{0, blockCount * static_cast<size_t>(nranks)};
   return {blockStep(kind, kFlatLevel, range, rank, nranks, nranks)};
 }

@@ -19,17 +19,16 @@
 #include <cstddef>
 #include <vector>
 
+#include "common/collective.h"
 #include "topology/hierarchy.h"
 
 namespace strata::plan {
-
-enum class StepKind { kReduceScatter, kAllReduce, kAllGather };
 
 // The level a flat step runs on: the whole communicator, not one level's group.
 inline constexpr int kFlatLevel = -1;
 
 struct Step {
-  StepKind kind = StepKind::kAllReduce;
+  Collective kind = Collective::kAllReduce;  // a step is a reduce-scatter, allreduce or all-gather
   int level = kFlatLevel;      // hierarchy level whose stage group runs it, or kFlatLevel
   size_t offset = 0;           // the step's range in the working buffer, in elements
   size_t count = 0;
@@ -61,6 +60,6 @@ size_t permutedPosition(const topo::Hierarchy& h, int rank);
 
 // The one-step flat schedules over the whole communicator of `nranks`.
 std::vector<Step> flatAllReduceSteps(size_t count);
-std::vector<Step> flatBlockSteps(StepKind kind, int rank, int nranks, size_t blockCount);
+std::vector<Step> flatBlockSteps(Collective kind, int rank, int nranks, size_t blockCount);
 
 }  // namespace strata::plan

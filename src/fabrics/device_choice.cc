@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "common/log.h"
+#include "fabrics/registry.h"
+
 namespace strata::fabric {
 
 uint64_t hostHash(const std::string& host) {
@@ -35,6 +38,32 @@ const char* deviceChoiceName(DeviceChoice c) {
     case DeviceChoice::kStaged: return "staged through pinned host memory";
   }
   return "?";
+}
+
+const char* deviceFabricName(DeviceChoice c) {
+  switch (c) {
+    case DeviceChoice::kLocal: return "local";
+    case DeviceChoice::kNccl: return "nccl";
+    case DeviceChoice::kCudaAwareMpi: return "mpi-cuda";
+    case DeviceChoice::kStaged: return "staged";
+  }
+  return "?";
+}
+
+StatusOr<std::unique_ptr<Fabric>> createDeviceFabric(boot::Bootstrap& group, Fabric* host,
+                                                     const FabricOptions& options,
+                                                     const MemberIdentity& me, bool pinnedToMpi) {
+  std::vector<MemberIdentity> all(group.size());
+  STRATA_RETURN_IF_ERROR(group.allGather(&me, all.data(), sizeof(me)));
+  const DeviceChoice choice = chooseDeviceFabric(all, pinnedToMpi);
+  StatusOr<std::unique_ptr<Fabric>> made =
+      createFabric(deviceFabricName(choice), group, options, host);
+  // nccl agrees on its own failures (its init is collective); the others are local.
+  if (choice != DeviceChoice::kNccl) STRATA_RETURN_IF_ERROR(boot::agree(group, made.status()));
+  if (!made.isOk()) return made.status();
+  STRATA_INFO(kSubsysFabric, "device fabric of a group of %d: %s", group.size(),
+              deviceChoiceName(choice));
+  return made;
 }
 
 }  // namespace strata::fabric

@@ -1,20 +1,17 @@
 // A fabric runs the collectives of one group of one level (gloo transports, Aluminum backends).
 //
-// Every fabric implements the same three operations over its group. Buffers are host memory
-// here; counts and displacements are in elements. Ops are strataSum/Prod/Max/Min: strataAvg is
-// finished by the dispatcher (one division), never by a fabric.
+// Every fabric implements the same operations over its group, on the memory its traits name
+// (host memory, or CUDA device memory for the device fabrics; fabrics/registry.h). Counts and
+// displacements are in elements. Ops are strataSum/Prod/Max/Min: strataAvg is finished by the
+// dispatcher (one division), never by a fabric.
 //
 // Layout contract for reduceScatter/allGather: all members pass the same `counts` (one per
 // member, any may be 0) and the blocks are contiguous in member order, so block j starts at
 // displs[j] = counts[0] + ... + counts[j-1] and the range holds the sum of the counts.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstddef>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "common/status.h"
 #include "strata/strata.h"
@@ -73,18 +70,13 @@ class IdleHook {
   static thread_local Fabric* current_;
 };
 
-// The fabric names this build can run ("mpi", "shm", ...), for topology and plan files to check.
-std::vector<std::string> fabricNames();
-
-// Settings a fabric takes from the communicator (which reads them from the environment).
+// Settings a fabric takes from the communicator (which reads them once from the environment).
 struct FabricOptions {
   size_t shmSlotBytes = 4 << 20;  // shm: bytes of each of a member's two shared slots
+  // Device fabrics (CUDA builds): the communicator's stream (a cudaStream_t) and the bytes of
+  // each pinned slot of the staged fabric.
+  void* stream = nullptr;
+  size_t stagingBytes = 4 << 20;
 };
-
-// Creates fabric `name` over `group`, a communicator of the level's group that the fabric may
-// use for its own bootstrap and traffic (the caller keeps ownership of `group` and frees it
-// after the fabric). Collective over `group`.
-StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, MPI_Comm group,
-                                               const FabricOptions& options = {});
 
 }  // namespace strata::fabric

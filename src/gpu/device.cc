@@ -3,7 +3,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "gpu/cuda_check.h"
+#include "common/cuda_check.h"
 
 namespace strata::gpu {
 

@@ -8,7 +8,7 @@
 
 #include "common/datatype.h"
 #include "common/log.h"
-#include "gpu/cuda_check.h"
+#include "common/cuda_check.h"
 #include "gpu/kernel_ops.cuh"
 #include "gpu/kernels.h"
 

@@ -13,6 +13,7 @@
 
 #include "common/datatype.h"
 #include "common/half.h"
+#include "bootstrap/mpi_bootstrap.h"
 #include "fabrics/nccl/nccl_fabric.h"
 
 namespace {
@@ -99,7 +100,11 @@ struct TestFabric {
   Stream stream;
   std::unique_ptr<Fabric> fabric;
   explicit TestFabric(MPI_Comm group) {
-    auto made = strata::fabric::createNcclFabric(group, stream.s);
+    auto boot = strata::boot::MpiBootstrap::borrow(group);
+    REQUIRE(boot.isOk());
+    strata::fabric::FabricOptions options;
+    options.stream = stream.s;
+    auto made = strata::fabric::createNcclFabric(*boot.value(), nullptr, options);
     INFO(made.status().message());
     REQUIRE(made.isOk());
     fabric = made.take();

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/watchdog.h"
-#include "core/comm.h"
+#include "api/handle.h"
 #include "core/dispatch.h"
 #include "decompose/planner.h"
 #include "strata/strata_mpi.h"
@@ -32,7 +32,7 @@ int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t
   if (inPlace) std::copy(send.begin(), send.end(), recv.begin());
   const void* src = inPlace ? static_cast<const void*>(recv.data()) : send.data();
   strata::Status st =
-      strata::core::allReduceWithPlan(*comm, plan, src, recv.data(), count, type, op);
+      strata::core::allReduceWithPlan(*comm->impl, plan, src, recv.data(), count, type, op);
   if (!st.isOk()) {
     std::fprintf(stderr, "FAIL rank %d: %s: %s\n", rank, plan.name.c_str(), st.message().c_str());
     return 1;
@@ -48,7 +48,7 @@ int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t
                    "FAIL rank %d: plan %s (%s) type %d op %d count %zu %s: element %zu got %lld "
                    "expected %lld\n",
                    rank, plan.name.c_str(),
-                   strata::plan::describePlan(comm->hierarchy, plan).c_str(), type, op, count,
+                   strata::plan::describePlan(comm->impl->hierarchy(), plan).c_str(), type, op, count,
                    inPlace ? "in-place" : "out-of-place", i, static_cast<long long>(recv[i]),
                    static_cast<long long>(expect));
       return 1;
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "FAIL rank %d: init: %s\n", rank, strataGetLastError(nullptr));
     std::_Exit(1);
   }
-  const std::vector<strata::plan::Plan> plans = strata::plan::candidatePlans(comm->hierarchy);
+  const std::vector<strata::plan::Plan> plans = strata::plan::candidatePlans(comm->impl->hierarchy(), comm->impl->costParams());
   int failures = 0, cases = 0;
   const size_t counts[] = {0, 1, 2, 7, static_cast<size_t>(size) + 1, 1021, 65537};
   for (const auto& plan : plans) {
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("%zu plans on %s\n", plans.size(), comm->hierarchy.describe().c_str());
+    std::printf("%zu plans on %s\n", plans.size(), comm->impl->hierarchy().describe().c_str());
     std::printf("%d passed, %d failed\n", std::max(0, cases - total), total);
   }
   strataCommDestroy(comm);

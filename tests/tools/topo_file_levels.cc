@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "fabrics/fabric.h"
+#include "fabrics/registry.h"
 #include "topology/topo_file.h"
 #include "topology/topo_json.h"
 

@@ -15,7 +15,7 @@
 #include "topology/hierarchy.h"
 
 using strata::plan::Step;
-using strata::plan::StepKind;
+using strata::Collective;
 using strata::topo::Hierarchy;
 using strata::topo::Level;
 using Buffers = std::vector<std::vector<int64_t>>;
@@ -48,7 +48,7 @@ Hierarchy byHost(const std::vector<std::string>& hosts) {
 // Runs one phase (a step kind at a level) across all ranks: the ranks holding a matching step
 // are grouped by stage group, every member must agree on the range, then the collective is
 // applied to the buffers.
-void runPhase(const Hierarchy& h, const std::vector<std::vector<Step>>& steps, StepKind kind,
+void runPhase(const Hierarchy& h, const std::vector<std::vector<Step>>& steps, Collective kind,
               int level, Buffers& buf) {
   std::map<int, std::vector<std::pair<int, const Step*>>> groups;  // color -> (rank, step)
   for (int r = 0; r < h.numRanks(); ++r) {
@@ -71,7 +71,7 @@ void runPhase(const Hierarchy& h, const std::vector<std::vector<Step>>& steps, S
       REQUIRE(s->counts == first.counts);
       REQUIRE(s->displs == first.displs);
     }
-    if (kind == StepKind::kAllReduce) {
+    if (kind == Collective::kAllReduce) {
       for (size_t i = 0; i < first.count; ++i) {
         int64_t sum = 0;
         for (auto& [r, s] : members) sum += buf[r][first.offset + i];
@@ -86,7 +86,7 @@ void runPhase(const Hierarchy& h, const std::vector<std::vector<Step>>& steps, S
       expectOff += first.counts[j];
     }
     REQUIRE(expectOff == first.count);
-    if (kind == StepKind::kReduceScatter) continue;  // applied by runReduceScatter
+    if (kind == Collective::kReduceScatter) continue;  // applied by runReduceScatter
     for (auto& [r, s] : members) {
       for (auto& [q, t] : members) {
         const size_t off = first.offset + first.displs[t->index];
@@ -101,11 +101,11 @@ void runPhase(const Hierarchy& h, const std::vector<std::vector<Step>>& steps, S
 void runReduceScatter(const Hierarchy& h, const std::vector<std::vector<Step>>& steps, int level,
                       Buffers& buf) {
   Buffers before = buf;
-  runPhase(h, steps, StepKind::kReduceScatter, level, buf);  // validates that members agree
+  runPhase(h, steps, Collective::kReduceScatter, level, buf);  // validates that members agree
   std::map<int, std::vector<std::pair<int, const Step*>>> groups;
   for (int r = 0; r < h.numRanks(); ++r) {
     for (const Step& s : steps[r]) {
-      if (s.kind == StepKind::kReduceScatter && s.level == level) {
+      if (s.kind == Collective::kReduceScatter && s.level == level) {
         groups[strata::topo::stageGroup(h, level, r).color].push_back({r, &s});
       }
     }
@@ -142,11 +142,11 @@ void checkAllReduce(const Hierarchy& h, size_t count, bool ringTop = false) {
   for (int l = 0; l < top; ++l) runReduceScatter(h, steps, l, buf);
   if (ringTop) {
     runReduceScatter(h, steps, top, buf);
-    runPhase(h, steps, StepKind::kAllGather, top, buf);
+    runPhase(h, steps, Collective::kAllGather, top, buf);
   } else {
-    runPhase(h, steps, StepKind::kAllReduce, top, buf);
+    runPhase(h, steps, Collective::kAllReduce, top, buf);
   }
-  for (int l = top - 1; l >= 0; --l) runPhase(h, steps, StepKind::kAllGather, l, buf);
+  for (int l = top - 1; l >= 0; --l) runPhase(h, steps, Collective::kAllGather, l, buf);
   for (size_t i = 0; i < count; ++i) {
     int64_t expect = 0;
     for (int r = 0; r < p; ++r) expect += input(r, i);
@@ -283,7 +283,7 @@ TEST_CASE("hierarchical reduce-scatter and all-gather give rank r block r", "[sc
         for (size_t i = 0; i < block; ++i) gat[r][pos * block + i] = input(r, i);
       }
       for (int l = h.numLevels() - 1; l >= 0; --l) {
-        runPhase(h, steps, StepKind::kAllGather, l, gat);
+        runPhase(h, steps, Collective::kAllGather, l, gat);
       }
       for (int r = 0; r < p; ++r) {
         for (int q = 0; q < p; ++q) {
@@ -301,7 +301,7 @@ TEST_CASE("every candidate plan is a correct allreduce", "[schedule][plan]") {
                                         byHost({"a", "b", "b", "b", "b"}),
                                         byHost({"x", "y", "y", "x", "z", "y", "z"})};
   for (const Hierarchy& h : hierarchies) {
-    const auto plans = strata::plan::candidatePlans(h);
+    const auto plans = strata::plan::candidatePlans(h, {});
     REQUIRE(plans.size() >= 2);
     for (const auto& plan : plans) {
       INFO(h.describe() << ": " << strata::plan::describePlan(h, plan));

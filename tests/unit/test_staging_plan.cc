@@ -9,12 +9,12 @@
 #include <numeric>
 #include <vector>
 
-#include "fabrics/staging_plan.h"
+#include "fabrics/staged/staging_plan.h"
 
 using strata::fabric::staging::Chunk;
 using strata::fabric::staging::columnsPerChunk;
 using strata::fabric::staging::Copy;
-using strata::fabric::staging::Kind;
+using Kind = strata::Collective;
 using strata::fabric::staging::Layout;
 using strata::fabric::staging::makeChunk;
 using strata::fabric::staging::numChunks;

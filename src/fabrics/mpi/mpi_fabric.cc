@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bootstrap/mpi_bootstrap.h"
 #include "common/datatype.h"
 #include "common/mpi_check.h"
 #include "fabrics/mpi/mpi_ring.h"
@@ -123,7 +124,7 @@ class MpiFabric final : public Fabric {
     return internalError("mpi fabric: " + std::to_string(n) + " elements exceed an MPI count");
   }
 
-  MPI_Comm comm_;  // owned by the caller
+  MPI_Comm comm_;  // the group's bootstrap's
   int rank_, size_;
   std::vector<int> counts_, displs_;  // reused int copies, so no allocation per call
   static constexpr size_t kRingMinBytes = 64 << 10;
@@ -134,12 +135,23 @@ class MpiFabric final : public Fabric {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Fabric>> createMpiFabric(MPI_Comm group) {
-  int rank = 0, size = 0;
-  STRATA_MPI_CHECK(MPI_Comm_rank(group, &rank));
-  STRATA_MPI_CHECK(MPI_Comm_size(group, &size));
+FabricTraits mpiTraits() {
+  FabricTraits t;
+  t.name = "mpi";
+  t.memory = MemoryKind::kHost;
+  t.async = true;
+  t.cost = CostStyle::kMessages;
+  t.sharedMemoryBandwidthDivisor = 3;
+  t.sharedMemoryLatencyFactor = 2;
+  return t;
+}
+
+StatusOr<std::unique_ptr<Fabric>> createMpiFabric(boot::Bootstrap& group, Fabric*,
+                                                  const FabricOptions&) {
+  const MPI_Comm comm = boot::mpiCommOf(group);
+  if (comm == MPI_COMM_NULL) return invalidArgument("fabric mpi needs an MPI control plane");
   STRATA_RETURN_IF_ERROR(acquireMpiOps());
-  return std::unique_ptr<Fabric>(std::make_unique<MpiFabric>(group, rank, size));
+  return std::unique_ptr<Fabric>(std::make_unique<MpiFabric>(comm, group.rank(), group.size()));
 }
 
 }  // namespace strata::fabric

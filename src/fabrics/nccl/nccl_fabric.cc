@@ -1,12 +1,13 @@
 #include "fabrics/nccl/nccl_fabric.h"
 
+#include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "common/buffer.h"
+#include "common/cuda_check.h"
 #include "common/datatype.h"
 #include "common/log.h"
-#include "common/mpi_check.h"
 #include "fabrics/nccl/nccl_check.h"
-#include "gpu/cuda_check.h"
 
 namespace strata::fabric {
 namespace {
@@ -27,11 +28,6 @@ static_assert(int(strataSum) == int(ncclSum) && int(strataProd) == int(ncclProd)
 
 ncclDataType_t toNccl(strataDataType_t t) { return static_cast<ncclDataType_t>(t); }
 ncclRedOp_t toNccl(strataRedOp_t op) { return static_cast<ncclRedOp_t>(op); }
-
-const char* at(const void* p, size_t elems, size_t ts) {
-  return static_cast<const char*>(p) + elems * ts;
-}
-char* at(void* p, size_t elems, size_t ts) { return static_cast<char*>(p) + elems * ts; }
 
 class NcclFabric final : public Fabric {
  public:
@@ -197,25 +193,32 @@ class NcclFabric final : public Fabric {
 // The id member 0 makes, with whether making it worked: member 0 takes part in the broadcast
 // even when ncclGetUniqueId failed, so that the others learn it instead of waiting forever in
 // ncclCommInitRank.
-struct Bootstrap {
+struct UniqueIdMessage {
   ncclUniqueId id;
   int ok;
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Fabric>> createNcclFabric(MPI_Comm group, cudaStream_t stream) {
-  int rank = 0, size = 0;
-  STRATA_MPI_CHECK(MPI_Comm_rank(group, &rank));
-  STRATA_MPI_CHECK(MPI_Comm_size(group, &size));
+FabricTraits ncclTraits() {
+  FabricTraits t;
+  t.name = "nccl";
+  t.memory = MemoryKind::kDevice;
+  t.sameHost = true;
+  t.async = true;
+  return t;
+}
 
-  Bootstrap boot{};
+StatusOr<std::unique_ptr<Fabric>> createNcclFabric(boot::Bootstrap& group, Fabric*,
+                                                   const FabricOptions& options) {
+  const int rank = group.rank(), size = group.size();
+  UniqueIdMessage boot{};
   Status made = Status::ok();
   if (rank == 0) {
     made = STRATA_NCCL_STATUS(ncclGetUniqueId(&boot.id), nullptr);
     boot.ok = made.isOk() ? 1 : 0;
   }
-  STRATA_MPI_CHECK(MPI_Bcast(&boot, sizeof(boot), MPI_BYTE, 0, group));
+  STRATA_RETURN_IF_ERROR(group.broadcast(&boot, sizeof(boot), 0));
   if (boot.ok == 0) {
     if (rank == 0) return made;
     return Status(Code::kRemoteError,
@@ -228,18 +231,14 @@ StatusOr<std::unique_ptr<Fabric>> createNcclFabric(MPI_Comm group, cudaStream_t 
   // Every member's init must have worked, or none keeps its communicator: the fabric is used
   // collectively, so a member without one would leave the others waiting in their first call.
   // NCCL frees a communicator whose init failed; only the successful ones need aborting.
-  const int localOk = init.isOk() ? 1 : 0;
-  int allOk = 0;
-  const int rc = MPI_Allreduce(&localOk, &allOk, 1, MPI_INT, MPI_MIN, group);
-  if (rc != MPI_SUCCESS || allOk == 0) {
+  const Status all = boot::agree(group, init);
+  if (!all.isOk()) {
     if (init.isOk()) (void)ncclCommAbort(comm);
-    if (rc != MPI_SUCCESS) return mpiError("MPI_Allreduce", rc, __FILE__, __LINE__);
-    if (!init.isOk()) return init;
-    return Status(Code::kRemoteError,
-                  "nccl fabric: ncclCommInitRank failed on another member of the group");
+    return all;
   }
   STRATA_INFO(kSubsysFabric, "nccl fabric: member %d of %d ready", rank, size);
-  return std::unique_ptr<Fabric>(std::make_unique<NcclFabric>(comm, stream, rank, size));
+  return std::unique_ptr<Fabric>(std::make_unique<NcclFabric>(
+      comm, static_cast<cudaStream_t>(options.stream), rank, size));
 }
 
 }  // namespace strata::fabric

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/mpi_bootstrap.h"
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
@@ -210,7 +211,7 @@ class ShmFabric final : public Fabric {
     }
   }
 
-  MPI_Comm comm_;  // owned by the caller
+  MPI_Comm comm_;  // the group's bootstrap's
   int rank_, size_;
   size_t slotBytes_;
   MPI_Win win_ = MPI_WIN_NULL;
@@ -223,10 +224,22 @@ class ShmFabric final : public Fabric {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Fabric>> createShmFabric(MPI_Comm group, size_t slotBytes) {
-  int rank = 0, size = 0, local = 0;
-  STRATA_MPI_CHECK(MPI_Comm_rank(group, &rank));
-  STRATA_MPI_CHECK(MPI_Comm_size(group, &size));
+FabricTraits shmTraits() {
+  FabricTraits t;
+  t.name = "shm";
+  t.memory = MemoryKind::kHost;
+  t.sameHost = true;
+  t.cost = CostStyle::kSharedSlots;
+  return t;
+}
+
+StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& b, Fabric*,
+                                                  const FabricOptions& options) {
+  const MPI_Comm group = boot::mpiCommOf(b);
+  if (group == MPI_COMM_NULL) return invalidArgument("fabric shm needs an MPI control plane");
+  const int rank = b.rank(), size = b.size();
+  int local = 0;
+  size_t slotBytes = options.shmSlotBytes;
   MPI_Comm node = MPI_COMM_NULL;
   STRATA_MPI_CHECK(MPI_Comm_split_type(group, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   MPI_Comm_size(node, &local);

@@ -7,17 +7,21 @@
 // copies the whole result out. Calls larger than a slot run slot-sized pieces.
 #pragma once
 
-#include <mpi.h>
-
-#include <cstddef>
 #include <memory>
 
+#include "bootstrap/bootstrap.h"
+#include "common/fabric_traits.h"
 #include "fabrics/fabric.h"
 
 namespace strata::fabric {
 
-// Collective over `group`. Fails (on every member) when the group's ranks do not all share
-// memory, i.e. span hosts.
-StatusOr<std::unique_ptr<Fabric>> createShmFabric(MPI_Comm group, size_t slotBytes);
+// Host memory, one host, synchronous; costed as copies through shared slots.
+FabricTraits shmTraits();
+
+// Collective over `group` (an MPI bootstrap: the window is MPI's). Fails (on every member)
+// when the group's ranks do not all share memory, i.e. span hosts. Slots of
+// options.shmSlotBytes.
+StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& group, Fabric* host,
+                                                  const FabricOptions& options);
 
 }  // namespace strata::fabric

@@ -2,7 +2,7 @@
 // memory, for MPI libraries that cannot read GPU memory and for groups whose members share a
 // GPU (NCCL refuses those). Only built with CUDA.
 //
-// A call is cut into chunks that fit one pinned slot (fabrics/staging_plan.h). Three slots
+// A call is cut into chunks that fit one pinned slot (staging_plan.h). Three slots
 // rotate, so that the device-to-host copy of chunk k+1, the host collective of chunk k and the
 // host-to-device copy of chunk k-1 run at once (copies on two streams of their own, one per
 // direction; the host collective on the calling thread). Horovod's hierarchical allreduce
@@ -18,19 +18,21 @@
 // ever): the member goes on with whatever the slot holds and reports the failure at the end.
 #pragma once
 
-#include <cuda_runtime.h>
-
-#include <cstddef>
 #include <memory>
 
-#include "common/status.h"
+#include "bootstrap/bootstrap.h"
+#include "common/fabric_traits.h"
 #include "fabrics/fabric.h"
 
-namespace strata::gpu {
+namespace strata::fabric {
 
-// `host` (not owned) must outlive the fabric; `stream` is the communicator's stream.
-StatusOr<std::unique_ptr<fabric::Fabric>> createStagedFabric(fabric::Fabric* host,
-                                                             size_t slotBytes,
-                                                             cudaStream_t stream);
+// Device memory, any members (as its host fabric), synchronous, wraps a host fabric.
+FabricTraits stagedTraits();
 
-}  // namespace strata::gpu
+// `host` (not owned) must outlive the fabric; the work is ordered on options.stream (the
+// communicator's) and cut into slots of options.stagingBytes. Local: no member talks to another
+// beyond what `host` does.
+StatusOr<std::unique_ptr<Fabric>> createStagedFabric(boot::Bootstrap& group, Fabric* host,
+                                                     const FabricOptions& options);
+
+}  // namespace strata::fabric

@@ -1,31 +1,37 @@
-// The staged fabric and the progress queue on a real GPU.
+// The staged fabric, and the engine's progress thread behind a stream gate, on a real GPU.
 //
 // Staged fabric: over a one-member mpi fabric (MPI_COMM_SELF) every collective is a copy, so
 // the result must equal the input bit for bit. Slots of 64 bytes cut a call into many chunks,
 // so the three slots rotate many times and the last chunk is partial (1021 floats = 63 chunks
 // of 16 and one of 13): a slot reused too early, or a chunk copied to the wrong place, shows.
 //
-// Progress queue: a task must see what the stream did before it, and the stream's later work
-// must see what the task wrote; a failed task must still release the stream and be reported.
+// Engine and stream gate (as the device path uses them): a task must see what the stream did
+// before it, and the stream's later work must see what the task wrote; a failed task must still
+// release the stream and be reported.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <thread>
 #include <vector>
 
-#include "fabrics/fabric.h"
-#include "gpu/progress.h"
-#include "gpu/staged_fabric.h"
+#include "bootstrap/mpi_bootstrap.h"
+#include "core/engine.h"
+#include "fabrics/registry.h"
+#include "fabrics/staged/staged_fabric.h"
+#include "gpu/stream_gate.h"
 
 namespace {
 
 using strata::Status;
+using strata::core::Engine;
 using strata::fabric::Fabric;
+using strata::gpu::StreamGate;
 
 struct Stream {
   cudaStream_t s = nullptr;
@@ -51,6 +57,23 @@ struct DeviceArray {
   }
 };
 
+// A task on `engine`, gated on `stream` as the device path gates a call: it runs after the
+// stream's earlier work, and the stream's later work waits for it.
+Status submitGated(Engine& engine, StreamGate& gate, cudaStream_t stream, uint64_t seq,
+                   std::function<Status()> task) {
+  auto ticket = gate.hold(stream, seq);
+  if (!ticket.isOk()) return ticket.status();
+  const StreamGate::Ticket t = ticket.value();
+  engine.submit([&gate, t, task](const Status& earlier) {
+    Status st = earlier;
+    if (st.isOk()) st = gate.waitReady(t);
+    if (st.isOk()) st = task();
+    gate.release(t);
+    return st;
+  });
+  return Status::ok();
+}
+
 std::vector<float> values(size_t n, float base) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = base + static_cast<float>(i);
@@ -61,9 +84,14 @@ std::vector<float> values(size_t n, float base) {
 
 TEST_CASE("staged fabric: many chunks and a partial last one, in and out of place") {
   Stream stream;
-  auto host = strata::fabric::createFabric("mpi", MPI_COMM_SELF);
+  auto self = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
+  REQUIRE(self.isOk());
+  auto host = strata::fabric::createFabric("mpi", *self.value());
   REQUIRE(host.isOk());
-  auto staged = strata::gpu::createStagedFabric(host.value().get(), 64, stream.s);
+  strata::fabric::FabricOptions options;
+  options.stream = stream.s;
+  options.stagingBytes = 64;
+  auto staged = strata::fabric::createStagedFabric(*self.value(), host.value().get(), options);
   REQUIRE(staged.isOk());
   Fabric& f = *staged.value();
   CHECK(std::string(f.name()) == "mpi-staged");
@@ -85,17 +113,18 @@ TEST_CASE("staged fabric: many chunks and a partial last one, in and out of plac
   }
 }
 
-TEST_CASE("progress queue: a task runs after the stream's earlier work, and before its later") {
+TEST_CASE("progress thread: a task runs after the stream's earlier work, and before its later") {
   Stream stream;
-  auto q = strata::gpu::ProgressQueue::create(/*threaded=*/true, /*device=*/0);
-  REQUIRE(q.isOk());
+  Engine engine(/*threaded=*/true);
+  auto gate = StreamGate::create();
+  REQUIRE(gate.isOk());
   DeviceArray<int32_t> buf(1 << 20), seen(1);
   // Earlier work on the stream: fill with 1s (large, so a task that ran early would see 0s).
   REQUIRE(cudaMemsetAsync(buf.p, 0, buf.n * sizeof(int32_t), stream.s) == cudaSuccess);
   REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
   REQUIRE(cudaMemsetAsync(buf.p, 1, buf.n * sizeof(int32_t), stream.s) == cudaSuccess);
   int32_t taskSaw = -1;
-  Status submitted = q.value()->submit(stream.s, [&]() -> Status {
+  Status submitted = submitGated(engine, *gate.value(), stream.s, 1, [&]() -> Status {
     int32_t last = 0;
     if (cudaMemcpy(&last, buf.p + buf.n - 1, sizeof(last), cudaMemcpyDeviceToHost) != cudaSuccess) {
       return strata::internalError("copy failed");
@@ -115,32 +144,42 @@ TEST_CASE("progress queue: a task runs after the stream's earlier work, and befo
   REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
   CHECK(taskSaw == 0x01010101);
   CHECK(seen.download(1)[0] == 7);
-  CHECK(q.value()->drain().isOk());
+  CHECK(engine.drain().isOk());
 }
 
-TEST_CASE("progress queue: a failed task releases the stream and is reported after") {
+TEST_CASE("progress thread: a failed task releases the stream and is reported after") {
   Stream stream;
-  auto q = strata::gpu::ProgressQueue::create(/*threaded=*/true, /*device=*/0);
-  REQUIRE(q.isOk());
-  REQUIRE(q.value()->submit(stream.s, [] { return strata::systemError("injected"); }).isOk());
+  Engine engine(/*threaded=*/true);
+  auto gate = StreamGate::create();
+  REQUIRE(gate.isOk());
+  REQUIRE(submitGated(engine, *gate.value(), stream.s, 1,
+                      [] { return strata::systemError("injected"); }).isOk());
   REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);  // must not wait for ever
-  const Status drained = q.value()->drain();
+  const Status drained = engine.drain();
   CHECK(!drained.isOk());
   CHECK(drained.message().find("injected") != std::string::npos);
-  CHECK(!q.value()->submit(stream.s, [] { return Status::ok(); }).isOk());
-  CHECK(!q.value()->error().isOk());
-}
-
-TEST_CASE("progress queue, inline: the task runs on the calling thread after the stream") {
-  Stream stream;
-  auto q = strata::gpu::ProgressQueue::create(/*threaded=*/false, /*device=*/0);
-  REQUIRE(q.isOk());
-  const auto caller = std::this_thread::get_id();
-  bool sameThread = false;
-  REQUIRE(q.value()->submit(stream.s, [&] {
-    sameThread = std::this_thread::get_id() == caller;
+  // A later task gets the error instead of running, and still releases its stream.
+  bool ran = false;
+  REQUIRE(submitGated(engine, *gate.value(), stream.s, 2, [&] {
+    ran = true;
     return Status::ok();
   }).isOk());
+  REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+  CHECK(!engine.drain().isOk());
+  CHECK(!ran);
+  CHECK(!engine.error().isOk());
+}
+
+TEST_CASE("engine, inline: queued tasks run on the calling thread inside wait") {
+  Engine engine(/*threaded=*/false);
+  const auto caller = std::this_thread::get_id();
+  bool sameThread = false;
+  const uint64_t t = engine.submit([&](const Status&) {
+    sameThread = std::this_thread::get_id() == caller;
+    return Status::ok();
+  });
+  CHECK(engine.wait(t).isOk());
   CHECK(sameThread);
-  CHECK(!q.value()->submit(stream.s, [] { return strata::systemError("inline"); }).isOk());
+  const uint64_t failed = engine.submit([](const Status&) { return strata::systemError("inline"); });
+  CHECK(!engine.wait(failed).isOk());
 }

@@ -1,4 +1,6 @@
-#include "gpu/staged_fabric.h"
+#include "fabrics/staged/staged_fabric.h"
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>
@@ -6,24 +8,23 @@
 
 #include "common/buffer.h"
 #include "common/datatype.h"
-#include "fabrics/staging_plan.h"
-#include "gpu/cuda_check.h"
+#include "common/cuda_check.h"
+#include "fabrics/staged/staging_plan.h"
 
-namespace strata::gpu {
+namespace strata::fabric {
 namespace {
 
-using fabric::staging::Chunk;
-using fabric::staging::Kind;
-using fabric::staging::Layout;
+using staging::Chunk;
+using staging::Layout;
 
 // Keeps the first failure; later ones are only logged (where they happened).
 void keepFirst(Status& first, Status st) {
   if (first.isOk() && !st.isOk()) first = std::move(st);
 }
 
-class StagedFabric final : public fabric::Fabric {
+class StagedFabric final : public Fabric {
  public:
-  StagedFabric(fabric::Fabric* host, size_t slotBytes, cudaStream_t stream)
+  StagedFabric(Fabric* host, size_t slotBytes, cudaStream_t stream)
       // A slot holds a column of every member, at the widest type (staging_plan.h).
       : host_(host), slotBytes_(std::max<size_t>(slotBytes, host->size() * sizeof(double))),
         stream_(stream),
@@ -65,7 +66,7 @@ class StagedFabric final : public fabric::Fabric {
   Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                    strataRedOp_t op) override {
     Layout l;
-    l.kind = Kind::kAllReduce;
+    l.kind = Collective::kAllReduce;
     l.count = count;
     return run(l, in, out, type, [&](char* slot, const Chunk& c) {
       return host_->allReduce(slot, slot, c.hostCount, type, op);
@@ -74,7 +75,7 @@ class StagedFabric final : public fabric::Fabric {
 
   Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                        strataDataType_t type, strataRedOp_t op) override {
-    const Layout l = blocks(Kind::kReduceScatter, counts, displs);
+    const Layout l = blocks(Collective::kReduceScatter, counts, displs);
     const size_t ts = dataTypeSize(type);
     return run(l, in, out, type, [&](char* slot, const Chunk& c) {
       return host_->reduceScatter(slot, at(slot, c.hostDispls[l.me], ts), c.hostCounts.data(),
@@ -84,7 +85,7 @@ class StagedFabric final : public fabric::Fabric {
 
   Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
                    strataDataType_t type) override {
-    const Layout l = blocks(Kind::kAllGather, counts, displs);
+    const Layout l = blocks(Collective::kAllGather, counts, displs);
     const size_t ts = dataTypeSize(type);
     return run(l, in, out, type, [&](char* slot, const Chunk& c) {
       return host_->allGather(at(slot, c.hostDispls[l.me], ts), slot, c.hostCounts.data(),
@@ -95,7 +96,7 @@ class StagedFabric final : public fabric::Fabric {
  private:
   static constexpr int kSlots = 3;
 
-  Layout blocks(Kind kind, const size_t* counts, const size_t* displs) const {
+  Layout blocks(Collective kind, const size_t* counts, const size_t* displs) const {
     Layout l;
     l.kind = kind;
     l.members = host_->size();
@@ -110,9 +111,9 @@ class StagedFabric final : public fabric::Fabric {
   // Queues chunk k's copies down into its slot (after the slot's previous copy up).
   Status fill(const Layout& l, size_t cols, size_t k, const void* in, size_t ts) {
     const int s = static_cast<int>(k % kSlots);
-    fabric::staging::makeChunk(l, cols, k, &chunks_[s]);
+    staging::makeChunk(l, cols, k, &chunks_[s]);
     if (k >= kSlots) STRATA_CUDA_CHECK(cudaStreamWaitEvent(down_, drained_[s], 0));
-    for (const fabric::staging::Copy& cp : chunks_[s].in) {
+    for (const staging::Copy& cp : chunks_[s].in) {
       STRATA_CUDA_CHECK(cudaMemcpyAsync(at(slot(k), cp.host, ts), at(in, cp.device, ts),
                                         cp.count * ts, cudaMemcpyDeviceToHost, down_));
     }
@@ -123,7 +124,7 @@ class StagedFabric final : public fabric::Fabric {
   // Queues chunk k's copies up from its slot.
   Status drain(size_t k, void* out, size_t ts) {
     const int s = static_cast<int>(k % kSlots);
-    for (const fabric::staging::Copy& cp : chunks_[s].out) {
+    for (const staging::Copy& cp : chunks_[s].out) {
       STRATA_CUDA_CHECK(cudaMemcpyAsync(at(out, cp.device, ts), at(slot(k), cp.host, ts),
                                         cp.count * ts, cudaMemcpyHostToDevice, up_));
     }
@@ -136,8 +137,8 @@ class StagedFabric final : public fabric::Fabric {
   template <typename HostOp>
   Status run(const Layout& l, const void* in, void* out, strataDataType_t type, HostOp hostOp) {
     const size_t ts = dataTypeSize(type);
-    const size_t cols = fabric::staging::columnsPerChunk(l, slotBytes_ / ts);
-    const size_t chunks = fabric::staging::numChunks(l, cols);
+    const size_t cols = staging::columnsPerChunk(l, slotBytes_ / ts);
+    const size_t chunks = staging::numChunks(l, cols);
     if (chunks == 0) return Status::ok();
     Status cuda = [&]() -> Status {
       // Start after the work already queued on the communicator's stream (earlier steps).
@@ -155,7 +156,7 @@ class StagedFabric final : public fabric::Fabric {
         const cudaError_t rc = cudaEventSynchronize(filled_[s]);
         if (rc != cudaSuccess) keepFirst(cuda, cudaFailure("cudaEventSynchronize", rc, __FILE__, __LINE__));
       }
-      if (!cuda.isOk()) fabric::staging::makeChunk(l, cols, j, &chunks_[s]);  // the host op's layout
+      if (!cuda.isOk()) staging::makeChunk(l, cols, j, &chunks_[s]);  // the host op's layout
       hostFailed = hostOp(slot(j), chunks_[s]);
       if (cuda.isOk()) keepFirst(cuda, drain(j, out, ts));
     }
@@ -168,7 +169,7 @@ class StagedFabric final : public fabric::Fabric {
     return cuda;
   }
 
-  fabric::Fabric* host_;  // not owned
+  Fabric* host_;  // not owned
   size_t slotBytes_;
   cudaStream_t stream_;   // the communicator's; not owned
   std::string name_;      // "mpi-staged", "shm-staged"
@@ -181,12 +182,20 @@ class StagedFabric final : public fabric::Fabric {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<fabric::Fabric>> createStagedFabric(fabric::Fabric* host,
-                                                             size_t slotBytes,
-                                                             cudaStream_t stream) {
-  auto f = std::make_unique<StagedFabric>(host, slotBytes, stream);
-  STRATA_RETURN_IF_ERROR(f->init());
-  return std::unique_ptr<fabric::Fabric>(std::move(f));
+FabricTraits stagedTraits() {
+  FabricTraits t;
+  t.name = "staged";
+  t.memory = MemoryKind::kDevice;
+  t.wrapsHost = true;
+  return t;
 }
 
-}  // namespace strata::gpu
+StatusOr<std::unique_ptr<Fabric>> createStagedFabric(boot::Bootstrap&, Fabric* host,
+                                                     const FabricOptions& options) {
+  auto f = std::make_unique<StagedFabric>(host, options.stagingBytes,
+                                          static_cast<cudaStream_t>(options.stream));
+  STRATA_RETURN_IF_ERROR(f->init());
+  return std::unique_ptr<Fabric>(std::move(f));
+}
+
+}  // namespace strata::fabric

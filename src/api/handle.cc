@@ -1,9 +1,9 @@
-#include "core/registry.h"
+#include "api/handle.h"
 
 #include <mutex>
 #include <unordered_set>
 
-namespace strata::core {
+namespace strata::api {
 namespace {
 
 std::mutex gMutex;
@@ -29,4 +29,4 @@ bool isLive(const strataComm* comm) {
   return live().count(comm) > 0;
 }
 
-}  // namespace strata::core
+}  // namespace strata::api

@@ -1,4 +1,4 @@
-#include "fabrics/staging_plan.h"
+#include "fabrics/staged/staging_plan.h"
 
 #include <algorithm>
 
@@ -15,12 +15,12 @@ size_t longestBlock(const Layout& l) {
 }  // namespace
 
 size_t columnsPerChunk(const Layout& l, size_t slotElements) {
-  if (l.kind == Kind::kAllReduce) return std::max<size_t>(1, slotElements);
+  if (l.kind == Collective::kAllReduce) return std::max<size_t>(1, slotElements);
   return std::max<size_t>(1, slotElements / static_cast<size_t>(l.members));
 }
 
 size_t numChunks(const Layout& l, size_t cols) {
-  const size_t span = l.kind == Kind::kAllReduce ? l.count : longestBlock(l);
+  const size_t span = l.kind == Collective::kAllReduce ? l.count : longestBlock(l);
   return (span + cols - 1) / cols;
 }
 
@@ -28,7 +28,7 @@ void makeChunk(const Layout& l, size_t cols, size_t k, Chunk* out) {
   out->in.clear();
   out->out.clear();
   const size_t first = k * cols;
-  if (l.kind == Kind::kAllReduce) {
+  if (l.kind == Collective::kAllReduce) {
     const size_t n = std::min(cols, l.count - first);
     out->hostCount = n;
     out->in.push_back(Copy{first, 0, n});
@@ -46,7 +46,7 @@ void makeChunk(const Layout& l, size_t cols, size_t k, Chunk* out) {
     // All-gather: this member's piece in from its block, every piece out to the range.
     const Copy ranged{l.displs[j] + first, packed, n}, own{first, packed, n};
     if (n > 0) {
-      if (l.kind == Kind::kReduceScatter) {
+      if (l.kind == Collective::kReduceScatter) {
         out->in.push_back(ranged);
         if (j == l.me) out->out.push_back(own);
       } else {

@@ -1,5 +1,5 @@
 // How a staged collective cuts a call on device buffers into chunks that fit a pinned host
-// slot (gpu/staged_fabric.h runs them). Pure: no CUDA, no MPI, so it is unit-tested anywhere.
+// slot (staged_fabric.h runs them). Pure: no CUDA, no MPI, so it is unit-tested anywhere.
 //
 // A chunk is one host collective on the slot, with the copies that fill the slot from the
 // device (in) and empty it back (out). Offsets and counts are in elements:
@@ -15,14 +15,14 @@
 #include <cstddef>
 #include <vector>
 
-namespace strata::fabric::staging {
+#include "common/collective.h"
 
-enum class Kind { kAllReduce, kReduceScatter, kAllGather };
+namespace strata::fabric::staging {
 
 // The call: for the allreduce `count` elements; for the others the fabric layout contract's
 // per-member counts and displacements (fabrics/fabric.h), `me` this member's position.
 struct Layout {
-  Kind kind = Kind::kAllReduce;
+  Collective kind = Collective::kAllReduce;  // allreduce, reduce-scatter or all-gather
   size_t count = 0;
   int members = 1;
   int me = 0;

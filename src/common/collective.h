@@ -1,0 +1,55 @@
+// One description of a collective call, from the C boundary down to the fabrics (NCCL's
+// ncclInfo plays this part): which collective, its buffers, count, type, op and root or peer.
+// The API builds a Call once; dispatch, the schedules, the staging plan and the planner all
+// name collectives with the one Collective enum below.
+#pragma once
+
+#include <cstddef>
+
+#include "strata/strata.h"
+
+namespace strata {
+
+// The public collectives first; kScatter and kGather only appear as steps of a hierarchical
+// broadcast or reduce (a rooted scatter or gather over one level's group).
+enum class Collective {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kSend,
+  kRecv,
+  kScatter,
+  kGather,
+};
+
+// "allreduce", "reducescatter", "allgather", "broadcast", "reduce", "send", "recv", "scatter",
+// "gather": the names strata-perf and strata-plan accept.
+const char* collectiveName(Collective c);
+
+// Whether the collective reduces (takes an op).
+inline bool reduces(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter ||
+         c == Collective::kReduce;
+}
+
+// Whether `root` names a rank (the root of a broadcast or reduce, the peer of a send or recv).
+inline bool hasRoot(Collective c) {
+  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kSend ||
+         c == Collective::kRecv || c == Collective::kScatter || c == Collective::kGather;
+}
+
+struct Call {
+  Collective coll = Collective::kAllReduce;
+  const void* send = nullptr;  // null for recv
+  void* recv = nullptr;        // null for send
+  // Elements: count (allreduce, broadcast, reduce, send, recv), recvcount (reduce-scatter: the
+  // send buffer holds nranks * count) or sendcount (all-gather: the receive buffer holds it).
+  size_t count = 0;
+  strataDataType_t type = strataFloat32;
+  strataRedOp_t op = strataSum;  // reductions only
+  int root = 0;                  // broadcast and reduce: the root; send and recv: the peer
+};
+
+}  // namespace strata

@@ -1,0 +1,32 @@
+// The GPU path: calls on CUDA device buffers, ordered on the caller's stream.
+//
+// The C boundary asks placeOf() where a call's buffers live. Device calls go through
+// submitDevice(): with a progress thread (the engine is threaded: STRATA_GPU_PROGRESS=1 and
+// MPI initialised with MPI_THREAD_MULTIPLE) it queues the call behind a stream gate
+// (gpu/stream_gate.h) and returns, NCCL-style; otherwise it waits for the stream, runs the call
+// on the calling thread and returns when the result is in place. Either way the dispatcher runs
+// it through a DeviceExecutor: copies, scratch and the average's division on the GPU, and each
+// group on its device fabric (fabrics/device_choice.h). In a build without CUDA every buffer is
+// host memory.
+#pragma once
+
+#include "common/collective.h"
+#include "common/status.h"
+#include "core/comm.h"
+#include "strata/strata.h"
+
+namespace strata::core {
+
+enum class Place { kHost, kDevice };
+
+// Where the buffers of one call live. Null pointers (count 0) do not count. Refuses a call that
+// mixes host and device memory, naming which buffer is where.
+StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
+
+// Runs `call` on device buffers, ordered on `stream` (see the top of this file). The first
+// call of each (collective, count, type) also sets up, collectively: the device state, then
+// the device fabric of every group the call uses, after the calls already queued ran (NCCL's
+// init must not meet a gated stream).
+Status submitDevice(Comm& c, const Call& call, strataStream_t stream);
+
+}  // namespace strata::core

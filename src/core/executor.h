@@ -1,0 +1,50 @@
+// Where a call's bytes live. The dispatcher reaches memory and fabrics only through an
+// Executor: host memory (this file), or CUDA device memory on the communicator's stream
+// (core/device_side.h), so one dispatcher runs both.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+#include "common/reduce.h"
+#include "common/status.h"
+#include "core/comm.h"
+
+namespace strata::core {
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // dst <- src, `bytes` bytes (no overlap).
+  virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  // buf[i] /= divisor (finishing strataAvg).
+  virtual Status divide(void* buf, size_t count, strataDataType_t type, int divisor) = 0;
+  // Working memory of at least `bytes`, reused across calls.
+  virtual StatusOr<void*> scratch(size_t bytes) = 0;
+  // The group's fabric for this memory. A missing one is a broken invariant: setup makes every
+  // fabric a call needs before the call runs.
+  virtual StatusOr<fabric::Fabric*> fabricOf(LevelGroup& g) = 0;
+};
+
+class HostExecutor final : public Executor {
+ public:
+  explicit HostExecutor(Scratch& scratch) : scratch_(scratch) {}
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+  Status divide(void* buf, size_t count, strataDataType_t type, int divisor) override {
+    scaleDown(buf, count, type, divisor);
+    return Status::ok();
+  }
+  StatusOr<void*> scratch(size_t bytes) override { return scratch_.get(bytes); }
+  StatusOr<fabric::Fabric*> fabricOf(LevelGroup& g) override {
+    if (!g.fabric) return internalError("a step on a group this rank has no fabric for");
+    return g.fabric.get();
+  }
+
+ private:
+  Scratch& scratch_;
+};
+
+}  // namespace strata::core
