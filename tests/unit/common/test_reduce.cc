@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "unit/reduce_reference.h"
+#include "unit/common/reduce_reference.h"
 
 TEST_CASE("reduce matches the scalar reference for int8", "[reduce]") {
   checkType<IntSpec<int8_t>>(strataInt8);

@@ -8,6 +8,7 @@
 
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
+#include "decompose/planner.h"
 #include "topology/hierarchy.h"
 
 namespace strata::plan {
@@ -391,4 +392,68 @@ TEST_CASE("cost model: large messages on a slow network prefer the hierarchy", "
 }
 
 }  // namespace
+}  // namespace strata::plan
+
+namespace strata::plan {
+namespace {
+
+FabricTraits messages(const std::string& name, double bwDivisor, double latencyFactor) {
+  FabricTraits t;
+  t.name = name;
+  t.cost = CostStyle::kMessages;
+  t.sharedMemoryBandwidthDivisor = bwDivisor;
+  t.sharedMemoryLatencyFactor = latencyFactor;
+  return t;
+}
+
+FabricTraits slots(const std::string& name) {
+  FabricTraits t;
+  t.name = name;
+  t.cost = CostStyle::kSharedSlots;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: a fabric's traits, never its name, decide how it is costed",
+          "[cost_model]") {
+  // One host: 4 ranks over shared memory (10 GB/s, 1 us), on a fabric named "x".
+  const Hierarchy h = regular({Level("node", "x", link(LinkKind::kSharedMemory, 10, 1.0))}, {4});
+  const Plan flat = staged("flat", {stage({0})});
+  CostParams none{0};
+  none.flatFabric = "x";
+  // No traits for "x": message passing over the link as it is.
+  const double plain = predict(h, flat, 1e6, none).totalUs;
+  // Message passing whose shared-memory path keeps a third of the bandwidth costs more.
+  CostParams fifo = none;
+  fifo.fabrics = {messages("x", 3, 2)};
+  CHECK(predict(h, flat, 1e6, fifo).totalUs > 2 * plain);
+  // The passthrough runs on flatFabric and pays the same hints.
+  CHECK(predict(h, passthrough(), 1e6, fifo).totalUs > 2 * predict(h, passthrough(), 1e6, none).totalUs);
+  // Shared slots: costed by the slot formulas: two barriers of alpha per member, and a copy
+  // in, the shard reads and a copy out of n bytes each: 2 * 4 * 1 + 3 * 1e6 * 1e-4 = 308 us.
+  CostParams shared = none;
+  shared.fabrics = {slots("x")};
+  const Prediction p = predict(h, flat, 1e6, shared);
+  REQUIRE(p.stages.size() == 1);
+  CHECK(p.stages[0].algorithm == "shm");
+  CHECK(p.totalUs == Approx(308));
+}
+
+TEST_CASE("planner: a flat candidate only on a fabric that is not message passing",
+          "[cost_model]") {
+  const Hierarchy h = regular({Level("node", "x", link(LinkKind::kSharedMemory, 10, 1.0))}, {4});
+  auto hasFlat = [&](const CostParams& params) {
+    for (const Plan& p : candidatePlans(h, params)) {
+      if (p.name == "flat") return true;
+    }
+    return false;
+  };
+  CostParams params{0};
+  params.fabrics = {messages("x", 1, 1)};
+  CHECK_FALSE(hasFlat(params));  // it would be the passthrough again
+  params.fabrics = {slots("x")};
+  CHECK(hasFlat(params));
+}
+
 }  // namespace strata::plan

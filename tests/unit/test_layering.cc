@@ -1,0 +1,83 @@
+// The layering of src/ (docs/architecture.md), held by reading every source file's includes:
+// a layer may include only itself and the layers its rule lists. The rules that matter most
+// are the ones the architecture step set up: src/gpu is the device runtime and includes only
+// src/common; src/fabrics never reaches up into src/core or across into src/gpu; the planner
+// (src/decompose) knows no fabric, bootstrap or core.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What each layer of src/ may include besides itself (and the public include/strata).
+const std::map<std::string, std::set<std::string>>& allowed() {
+  static const std::map<std::string, std::set<std::string>> rules = {
+      {"common", {}},
+      {"gpu", {"common"}},
+      {"bootstrap", {"common"}},
+      {"topology", {"common"}},
+      {"decompose", {"common", "topology"}},
+      {"fabrics", {"common", "bootstrap"}},
+      {"core", {"common", "gpu", "bootstrap", "topology", "decompose", "fabrics"}},
+      {"api", {"common", "bootstrap", "core"}},
+  };
+  return rules;
+}
+
+struct Violation {
+  std::string file;
+  std::string include;
+};
+
+// Every "layer/..." include of every file under src/ that its layer's rule does not allow.
+std::vector<Violation> violations(const fs::path& src) {
+  std::vector<Violation> out;
+  const std::regex include(R"(^\s*#\s*include\s+"([a-z_]+)/)");
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string rel = fs::relative(entry.path(), src).string();
+    const std::string layer = rel.substr(0, rel.find('/'));
+    auto rule = allowed().find(layer);
+    if (rule == allowed().end()) {
+      out.push_back({rel, "(a layer with no rule: add it to docs/architecture.md and here)"});
+      continue;
+    }
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      const std::string to = m[1].str();
+      if (to == layer || to == "strata" || rule->second.count(to)) continue;
+      out.push_back({rel, line});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every file of src/ includes only the layers its layer may use", "[layering]") {
+  const std::vector<Violation> found = violations(fs::path(STRATA_SOURCE_DIR) / "src");
+  for (const Violation& v : found) {
+    INFO(v.file << ": " << v.include);
+    CHECK(false);
+  }
+  CHECK(found.empty());
+}
+
+TEST_CASE("the layering rules themselves keep gpu and fabrics apart from core", "[layering]") {
+  // The rules the architecture step exists for; a later edit of the table must not lose them.
+  CHECK(allowed().at("gpu") == std::set<std::string>{"common"});
+  CHECK(allowed().at("fabrics").count("gpu") == 0);
+  CHECK(allowed().at("fabrics").count("core") == 0);
+  CHECK(allowed().at("decompose").count("fabrics") == 0);
+}
