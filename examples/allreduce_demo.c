@@ -11,14 +11,14 @@
 
 #include "strata/strata_mpi.h"
 
-#define CHECK(call)                                                                    \
-  do {                                                                                 \
-    strataResult_t r_ = (call);                                                        \
-    if (r_ != strataSuccess) {                                                         \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, strataGetErrorString(r_),          \
-              strataGetLastError(comm));                                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
-    }                                                                                  \
+#define CHECK(call)                                                           \
+  do {                                                                        \
+    strataResult_t r_ = (call);                                               \
+    if (r_ != strataSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, strataGetErrorString(r_), \
+              strataGetLastError(comm));                                      \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                           \
+    }                                                                         \
   } while (0)
 
 int main(int argc, char** argv) {

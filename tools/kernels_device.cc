@@ -134,8 +134,7 @@ void printTable(strataDataType_t type, strataRedOp_t op, const std::vector<Row>&
   if (rows.empty()) std::printf("# no size from -b to -e holds a whole element\n");
   for (const Row& r : rows) {
     const int pct = r.copyGBps > 0 ? static_cast<int>(100 * r.reduceGBps / r.copyGBps + 0.5) : 0;
-    std::printf("%9s %8.2f |%7.2f %4d%%\n", human(r.bytes).c_str(), r.copyGBps, r.reduceGBps,
-                pct);
+    std::printf("%9s %8.2f |%7.2f %4d%%\n", human(r.bytes).c_str(), r.copyGBps, r.reduceGBps, pct);
   }
   std::fflush(stdout);
 }
@@ -206,19 +205,19 @@ int runDevice(const DeviceSweep& sweep) {
     }
   }
   if (!sweep.json.empty()) {
-    nlohmann::json doc = {{"tool", "strata-kernels"},
-                          {"mode", "device"},
-                          {"device",
-                           {{"name", prop.name},
-                            {"compute_capability",
-                             std::to_string(prop.major) + "." + std::to_string(prop.minor)},
-                            {"sms", prop.multiProcessorCount},
-                            {"memory_bytes", prop.totalGlobalMem}}},
-                          {"iters", sweep.iters},
-                          {"warmup_calls", kWarmupCalls},
-                          {"sources", 2},
-                          {"bytes_moved", {{"copy", "2S"}, {"reduce_many", "3S"}}},
-                          {"results", results}};
+    nlohmann::json doc = {
+        {"tool", "strata-kernels"},
+        {"mode", "device"},
+        {"device",
+         {{"name", prop.name},
+          {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+          {"sms", prop.multiProcessorCount},
+          {"memory_bytes", prop.totalGlobalMem}}},
+        {"iters", sweep.iters},
+        {"warmup_calls", kWarmupCalls},
+        {"sources", 2},
+        {"bytes_moved", {{"copy", "2S"}, {"reduce_many", "3S"}}},
+        {"results", results}};
     std::ofstream out(sweep.json);
     out << doc.dump(2) << "\n";
     if (!out) throw std::runtime_error("cannot write " + sweep.json);

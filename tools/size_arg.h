@@ -17,9 +17,9 @@ inline bool parseSizeArg(const std::string& text, size_t* out) {
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   std::string suffix = text.substr(digits);
   for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  static const char* const kSpellings[][2] = {
-      {"", ""},    {"b", ""},    {"k", "K"}, {"kb", "K"}, {"kib", "K"}, {"m", "M"},
-      {"mb", "M"}, {"mib", "M"}, {"g", "G"}, {"gb", "G"}, {"gib", "G"}};
+  static const char* const kSpellings[][2] = {{"", ""},     {"b", ""},   {"k", "K"},  {"kb", "K"},
+                                              {"kib", "K"}, {"m", "M"},  {"mb", "M"}, {"mib", "M"},
+                                              {"g", "G"},   {"gb", "G"}, {"gib", "G"}};
   for (const auto& spelling : kSpellings) {
     if (suffix != spelling[0]) continue;
     bool tooLarge = false;

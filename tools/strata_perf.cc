@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/env.h"
 #include "bootstrap/mpi_bootstrap.h"
+#include "common/env.h"
 #include "perf_args.h"
 #include "perf_bench.h"
 #include "perf_device.h"

@@ -189,8 +189,8 @@ int tune(core::Comm& c, const Options& o, const std::vector<size_t>& sizes, doub
     std::printf("\nthe model's pick vs the measured fastest:\n%s",
                 formatChoices(results.value(), labels).c_str());
     StatusOr<std::vector<plan::PlanRule>> rules = winnerRules(results.value(), c.hierarchy());
-    Status written =
-        rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy(), links) : rules.status();
+    Status written = rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy(), links)
+                                  : rules.status();
     if (written.isOk()) {
       std::printf("\nmeasured winners by message size:\n%s",
                   formatRules(rules.value(), c.hierarchy(), labels).c_str());

@@ -76,7 +76,8 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
 }
 
 StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster) {
-  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "shm", "mpi"));
+  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch,
+                          topo::buildClusterHierarchy(cluster, "shm", "mpi"));
   return LevelsReport{std::move(ch.hierarchy), std::move(ch.differences),
                       "detected: buildClusterHierarchy"};
 }

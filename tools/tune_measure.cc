@@ -5,8 +5,8 @@
 #include <ctime>
 #include <tuple>
 
-#include "common/mpi_check.h"
 #include "bootstrap/mpi_bootstrap.h"
+#include "common/mpi_check.h"
 
 namespace strata::tools {
 namespace {

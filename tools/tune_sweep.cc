@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <numeric>
 
+#include "bootstrap/bootstrap.h"
 #include "common/mpi_check.h"
 #include "core/dispatch.h"
-#include "bootstrap/bootstrap.h"
-#include "fabrics/registry.h"
 #include "decompose/planner.h"
+#include "fabrics/registry.h"
 #include "tune_measure.h"
 
 namespace strata::tools {

@@ -29,7 +29,7 @@ extern "C" {
 #define STRATA_MINOR 1
 #define STRATA_PATCH 0
 /* The same encoding as NCCL_VERSION_CODE (>= 2.9): major*10000 + minor*100 + patch. */
-#define STRATA_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define STRATA_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define STRATA_VERSION_CODE STRATA_VERSION(STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH)
 
 /* Result codes; values equal ncclResult_t's. */

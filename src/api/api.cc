@@ -27,15 +27,24 @@ strataResult_t strataGetVersion(int* version) {
 
 const char* strataGetErrorString(strataResult_t result) {
   switch (result) {
-    case strataSuccess: return "no error";
-    case strataUnhandledCudaError: return "unhandled cuda error (run with STRATA_DEBUG=INFO for details)";
-    case strataSystemError: return "unhandled system error (run with STRATA_DEBUG=INFO for details)";
-    case strataInternalError: return "internal error - please report this issue to the strata developers";
-    case strataInvalidArgument: return "invalid argument (run with STRATA_DEBUG=WARN for details)";
-    case strataInvalidUsage: return "invalid usage (run with STRATA_DEBUG=WARN for details)";
-    case strataRemoteError: return "remote process exited or there was a network error";
-    case strataInProgress: return "strata operation in progress";
-    default: return "unknown result code";
+    case strataSuccess:
+      return "no error";
+    case strataUnhandledCudaError:
+      return "unhandled cuda error (run with STRATA_DEBUG=INFO for details)";
+    case strataSystemError:
+      return "unhandled system error (run with STRATA_DEBUG=INFO for details)";
+    case strataInternalError:
+      return "internal error - please report this issue to the strata developers";
+    case strataInvalidArgument:
+      return "invalid argument (run with STRATA_DEBUG=WARN for details)";
+    case strataInvalidUsage:
+      return "invalid usage (run with STRATA_DEBUG=WARN for details)";
+    case strataRemoteError:
+      return "remote process exited or there was a network error";
+    case strataInProgress:
+      return "strata operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -50,7 +59,8 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
-    if (!initialized || finalized) return invalidUsage("MPI is not initialised (or already finalised)");
+    if (!initialized || finalized)
+      return invalidUsage("MPI is not initialised (or already finalised)");
     if (mpicomm == MPI_COMM_NULL) return invalidArgument("mpicomm is MPI_COMM_NULL");
     int inter = 0;
     if (MPI_Comm_test_inter(mpicomm, &inter) != MPI_SUCCESS) {

@@ -10,8 +10,8 @@
 namespace strata::api {
 namespace {
 
-Call makeCall(Collective coll, const void* send, void* recv, size_t count,
-              strataDataType_t type, strataRedOp_t op, int root) {
+Call makeCall(Collective coll, const void* send, void* recv, size_t count, strataDataType_t type,
+              strataRedOp_t op, int root) {
   Call c;
   c.coll = coll;
   c.send = send;
@@ -48,8 +48,8 @@ strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t coun
 }
 
 strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                   strataDataType_t datatype, strataRedOp_t op,
-                                   strataComm_t comm, strataStream_t stream) {
+                                   strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
+                                   strataStream_t stream) {
   return guarded(comm, "strataReduceScatter", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkComm(comm));
     STRATA_RETURN_IF_ERROR(checkTypeOp(datatype, op, true));
@@ -62,10 +62,10 @@ strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t 
     if (recvbuff != inPlaceRecv) {
       STRATA_RETURN_IF_ERROR(checkOverlap(sendbuff, sendBytes, recvbuff, recvBytes, nullptr));
     }
-    return core::issue(*comm->impl,
-                       makeCall(Collective::kReduceScatter, sendbuff, recvbuff, recvcount,
-                                datatype, op, 0),
-                       stream);
+    return core::issue(
+        *comm->impl,
+        makeCall(Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0),
+        stream);
   });
 }
 
@@ -82,10 +82,10 @@ strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t send
     STRATA_RETURN_IF_ERROR(checkBuffers(sendbuff, recvbuff, sendcount));
     const void* inPlaceSend = static_cast<const char*>(recvbuff) + rank * sendBytes;
     STRATA_RETURN_IF_ERROR(checkOverlap(sendbuff, sendBytes, recvbuff, recvBytes, inPlaceSend));
-    return core::issue(*comm->impl,
-                       makeCall(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype,
-                                strataSum, 0),
-                       stream);
+    return core::issue(
+        *comm->impl,
+        makeCall(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, strataSum, 0),
+        stream);
   });
 }
 

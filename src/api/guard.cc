@@ -62,8 +62,10 @@ Status checkOverlap(const void* send, size_t sendBytes, const void* recv, size_t
 
 Status checkBuffers(const void* send, const void* recv, size_t count) {
   if (count == 0) return Status::ok();
-  if (send == nullptr) return invalidArgument("sendbuff is NULL with count " + std::to_string(count));
-  if (recv == nullptr) return invalidArgument("recvbuff is NULL with count " + std::to_string(count));
+  if (send == nullptr)
+    return invalidArgument("sendbuff is NULL with count " + std::to_string(count));
+  if (recv == nullptr)
+    return invalidArgument("recvbuff is NULL with count " + std::to_string(count));
   return Status::ok();
 }
 

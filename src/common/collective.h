@@ -30,8 +30,7 @@ const char* collectiveName(Collective c);
 
 // Whether the collective reduces (takes an op).
 inline bool reduces(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduceScatter ||
-         c == Collective::kReduce;
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
 }
 
 // Whether `root` names a rank (the root of a broadcast or reduce, the peer of a send or recv).

@@ -20,9 +20,9 @@ inline Status cudaFailure(const char* call, cudaError_t err, const char* file, i
 
 }  // namespace strata
 
-#define STRATA_CUDA_CHECK(call)                                                   \
-  do {                                                                            \
-    cudaError_t strata_cuda_rc_ = (call);                                         \
-    if (strata_cuda_rc_ != cudaSuccess)                                           \
-      return ::strata::cudaFailure(#call, strata_cuda_rc_, __FILE__, __LINE__);   \
+#define STRATA_CUDA_CHECK(call)                                                 \
+  do {                                                                          \
+    cudaError_t strata_cuda_rc_ = (call);                                       \
+    if (strata_cuda_rc_ != cudaSuccess)                                         \
+      return ::strata::cudaFailure(#call, strata_cuda_rc_, __FILE__, __LINE__); \
   } while (0)

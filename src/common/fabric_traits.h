@@ -19,7 +19,7 @@ enum class CostStyle {
 struct FabricTraits {
   std::string name;  // as topology and plan files name it: "mpi", "shm", "nccl", ...
   MemoryKind memory = MemoryKind::kHost;  // the buffers its collectives take
-  bool sameHost = false;   // every member must run on one host
+  bool sameHost = false;                  // every member must run on one host
   bool async = false;      // allReduceStart makes progress while the caller does other work
   bool wrapsHost = false;  // runs a host fabric's collectives on device buffers (staged, ...)
   CostStyle cost = CostStyle::kMessages;

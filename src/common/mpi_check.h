@@ -23,9 +23,9 @@ inline Status mpiError(const char* call, int code, const char* file, int line) {
 
 }  // namespace strata
 
-#define STRATA_MPI_CHECK(call)                                                    \
-  do {                                                                            \
-    int strata_mpi_rc_ = (call);                                                  \
-    if (strata_mpi_rc_ != MPI_SUCCESS)                                            \
-      return ::strata::mpiError(#call, strata_mpi_rc_, __FILE__, __LINE__);       \
+#define STRATA_MPI_CHECK(call)                                              \
+  do {                                                                      \
+    int strata_mpi_rc_ = (call);                                            \
+    if (strata_mpi_rc_ != MPI_SUCCESS)                                      \
+      return ::strata::mpiError(#call, strata_mpi_rc_, __FILE__, __LINE__); \
   } while (0)

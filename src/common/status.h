@@ -45,7 +45,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status invalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+inline Status invalidArgument(std::string m) {
+  return Status(Code::kInvalidArgument, std::move(m));
+}
 inline Status invalidUsage(std::string m) { return Status(Code::kInvalidUsage, std::move(m)); }
 inline Status systemError(std::string m) { return Status(Code::kSystemError, std::move(m)); }
 inline Status internalError(std::string m) { return Status(Code::kInternal, std::move(m)); }
@@ -74,9 +76,9 @@ class [[nodiscard]] StatusOr {
 #define STRATA_CONCAT_INNER(a, b) a##b
 #define STRATA_CONCAT(a, b) STRATA_CONCAT_INNER(a, b)
 
-#define STRATA_RETURN_IF_ERROR(expr)                 \
-  do {                                               \
-    ::strata::Status strata_status_ = (expr);        \
+#define STRATA_RETURN_IF_ERROR(expr)                   \
+  do {                                                 \
+    ::strata::Status strata_status_ = (expr);          \
     if (!strata_status_.isOk()) return strata_status_; \
   } while (0)
 

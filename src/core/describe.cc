@@ -7,8 +7,8 @@ namespace strata::core {
 std::string describeComm(const Comm& c) {
   const topo::Hierarchy& h = c.hierarchy();
   std::ostringstream out;
-  out << "hierarchy " << h.describe() << " over " << c.size() << " ranks ("
-      << c.hierarchySource() << ")\n";
+  out << "hierarchy " << h.describe() << " over " << c.size() << " ranks (" << c.hierarchySource()
+      << ")\n";
   for (int l = 0; l < h.numLevels(); ++l) {
     out << "  level " << l << " " << h.level(l).name << ": " << h.numGroups(l) << " group"
         << (h.numGroups(l) == 1 ? "" : "s") << " of ";

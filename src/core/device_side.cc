@@ -38,13 +38,13 @@ struct DeviceState {
   cudaStream_t stream = nullptr;  // non-blocking: every device call's copies, kernels, NCCL work
   void* scratch = nullptr;        // device working memory (stream-ordered allocations)
   size_t scratchBytes = 0;
-  fabric::FabricOptions options;     // the communicator's, with `stream`
-  fabric::MemberIdentity identity;   // what this rank tells its groups when they choose fabrics
+  fabric::FabricOptions options;    // the communicator's, with `stream`
+  fabric::MemberIdentity identity;  // what this rank tells its groups when they choose fabrics
   std::unique_ptr<gpu::StreamGate> gate;  // with a threaded engine
   uint64_t gated = 0;                     // calls gated so far
   // Calls (collective, count, type) whose groups and device fabrics exist, so that their next
   // calls go straight to the engine. The same on every rank: every rank issues the same calls.
-  std::set<std::tuple<int, size_t, int>> prepared;
+  std::set<std::tuple<int, size_t, int> > prepared;
 
   ~DeviceState() {
     gate.reset();  // the engine ran every gated call before this
@@ -112,7 +112,8 @@ Status makeState(Comm& c) {
   if (c.engine().threaded()) {
     STRATA_ASSIGN_OR_RETURN(d->gate, gpu::StreamGate::create());
   } else {
-    STRATA_INFO(kSubsysColl, "device calls run on the calling thread and return when done: no "
+    STRATA_INFO(kSubsysColl,
+                "device calls run on the calling thread and return when done: no "
                 "progress thread (MPI_THREAD_MULTIPLE and STRATA_GPU_PROGRESS=1 make one)");
   }
   STRATA_INFO(kSubsysColl, "device calls on GPU %d, %s, staging chunks of %zu bytes", d->device,
@@ -131,10 +132,9 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
     if (!g->fabric || g->deviceFabric) continue;
     // A level whose host fabric may span hosts (a topology file's `fabric: mpi`) never runs on
     // nccl; the flat group may, when all its members share a host.
-    const bool pinned = g != &c.flat() &&
-                        !traitsOf(c.costParams().fabrics, g->fabricName).sameHost;
-    StatusOr<std::unique_ptr<fabric::Fabric>> made = fabric::createDeviceFabric(
-        *g->boot, g->fabric.get(), d.options, d.identity, pinned);
+    const bool pinned = g != &c.flat() && !traitsOf(c.costParams().fabrics, g->fabricName).sameHost;
+    StatusOr<std::unique_ptr<fabric::Fabric> > made =
+        fabric::createDeviceFabric(*g->boot, g->fabric.get(), d.options, d.identity, pinned);
     if (made.isOk()) {
       g->deviceFabric = made.take();
     } else if (first.isOk()) {
@@ -186,8 +186,8 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv) {
 Status submitDevice(Comm& c, const Call& call, strataStream_t stream) {
   if (call.count == 0) return Status::ok();  // nothing to order on the stream
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
-  const auto key = std::make_tuple(static_cast<int>(call.coll), call.count,
-                                   static_cast<int>(call.type));
+  const auto key =
+      std::make_tuple(static_cast<int>(call.coll), call.count, static_cast<int>(call.type));
   if (c.device() == nullptr || c.device()->prepared.count(key) == 0) {
     // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
     // queued calls first.

@@ -41,7 +41,7 @@ std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p);
 Status run(Comm& c, Executor& x, const Prepared& p);
 
 // An allreduce on host buffers under a given plan, after the queued calls (tools and tests).
-Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv,
-                         size_t count, strataDataType_t type, strataRedOp_t op);
+Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv, size_t count,
+                         strataDataType_t type, strataRedOp_t op);
 
 }  // namespace strata::core

@@ -85,7 +85,9 @@ Status Comm::checkSameSetting(const char* name, const std::string& value) {
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(*boot_, value));
   int r = 1;
   while (r < size_ && all[r] == all[0]) ++r;
-  auto shown = [](const std::string& v) { return v.empty() ? std::string("unset") : "'" + v + "'"; };
+  auto shown = [](const std::string& v) {
+    return v.empty() ? std::string("unset") : "'" + v + "'";
+  };
   return invalidUsage(std::string(name) + " differs between ranks: rank 0 has " + shown(all[0]) +
                       ", rank " + std::to_string(r) + " has " + shown(all[r]) +
                       "; every rank must use the same value");
@@ -139,7 +141,8 @@ Status Comm::buildLevels() {
 Status Comm::loadPlans() {
   const std::string& file = settings_.planFile;
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
-  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
+  STRATA_RETURN_IF_ERROR(
+      checkSameSetting("STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
   if (file.empty()) {
     planSource_ = "planner (cost model)";
     return Status::ok();

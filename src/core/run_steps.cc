@@ -98,9 +98,8 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
 // (pieces in order, RS before AG of one piece, one AR in flight per fabric); a piece's AG starts
 // only after its AR finished on this rank; and the pieces of one rank's buffer are disjoint, so
 // overlapping stages never touch the same bytes.
-Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements,
-                    const void* send, void* recv, size_t count, strataDataType_t type,
-                    strataRedOp_t op) {
+Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, const void* send,
+                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op) {
   const size_t ts = dataTypeSize(type);
   const size_t piece = std::max<size_t>(1, pieceElements);
   const size_t pieces = (count + piece - 1) / piece;
@@ -153,9 +152,8 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements,
         failed = f.status();
         break;
       }
-      failed = f.value()->allReduceStart(at(in, sk.ar->offset, ts),
-                                         at(recv, off + sk.ar->offset, ts), sk.ar->count, type,
-                                         fop);
+      failed = f.value()->allReduceStart(
+          at(in, sk.ar->offset, ts), at(recv, off + sk.ar->offset, ts), sk.ar->count, type, fop);
       if (!failed.isOk()) break;
       inFlight = f.value();
       inFlightStep = sk.ar;

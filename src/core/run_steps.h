@@ -34,8 +34,7 @@ inline Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& gro
 // allreduce step of piece k (the slow, inter-host stage) in flight while this rank runs the
 // all-gathers of piece k-1 and the reduce-scatters of piece k+1. Falls back to one piece after
 // another when the schedule has no allreduce step (a ring top stage) or there is one piece.
-Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements,
-                    const void* send, void* recv, size_t count, strataDataType_t type,
-                    strataRedOp_t op);
+Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, const void* send,
+                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op);
 
 }  // namespace strata::core

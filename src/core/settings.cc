@@ -25,8 +25,7 @@ StatusOr<Settings> Settings::fromEnv() {
       env::getInt("STRATA_PIPELINE_BYTES") <= 0
           ? 0
           : env::getSizeClamped("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
-  s.shmSlotBytes =
-      env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
+  s.shmSlotBytes = env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
   s.stagingBytes =
       env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
   s.progressThread = env::getInt("STRATA_GPU_PROGRESS") != 0;

@@ -12,17 +12,17 @@
 namespace strata::core {
 
 struct Settings {
-  std::string hostName;      // STRATA_HOSTNAME, else this machine's: how ranks group by host
-  std::string topoFile;      // STRATA_TOPO_FILE
-  std::string planFile;      // STRATA_PLAN_FILE
-  std::string planDumpFile;  // STRATA_PLAN_DUMP_FILE
-  size_t chunkBytes = 0;     // STRATA_CHUNK_BYTES: the largest pass of one collective
-  size_t pipelineBytes = 0;  // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
-  size_t shmSlotBytes = 0;   // STRATA_SHM_SLOT_BYTES
-  size_t stagingBytes = 0;   // STRATA_GPU_STAGING_BYTES
+  std::string hostName;        // STRATA_HOSTNAME, else this machine's: how ranks group by host
+  std::string topoFile;        // STRATA_TOPO_FILE
+  std::string planFile;        // STRATA_PLAN_FILE
+  std::string planDumpFile;    // STRATA_PLAN_DUMP_FILE
+  size_t chunkBytes = 0;       // STRATA_CHUNK_BYTES: the largest pass of one collective
+  size_t pipelineBytes = 0;    // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
+  size_t shmSlotBytes = 0;     // STRATA_SHM_SLOT_BYTES
+  size_t stagingBytes = 0;     // STRATA_GPU_STAGING_BYTES
   bool progressThread = true;  // STRATA_GPU_PROGRESS (a progress thread also needs
                                // MPI_THREAD_MULTIPLE)
-  int cudaAware = -1;        // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
+  int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
 
   // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE) is
   // an error naming the variable.

@@ -80,7 +80,8 @@ StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::st
   }
   STRATA_RETURN_IF_ERROR(parsed);  // every rank parsed the same strings
 
-  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch, topo::buildClusterHierarchy(cluster, "shm", "mpi"));
+  STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch,
+                          topo::buildClusterHierarchy(cluster, "shm", "mpi"));
   if (rank == 0) {
     for (const std::string& d : ch.differences) {
       STRATA_WARN(kSubsysTopo,

@@ -94,8 +94,7 @@ AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int 
 // copy-in n + shard reads n + copy-out n.
 constexpr double kShmDirectBytes = 16 << 10;
 
-AllReduceCost shmAllReduce(int g, double n, const topo::LinkModel& link,
-                           const CostParams& params) {
+AllReduceCost shmAllReduce(int g, double n, const topo::LinkModel& link, const CostParams& params) {
   const double a = alphaUs(link) * g, b = betaEffUsPerByte(link, 1);
   if (n <= kShmDirectBytes) return {a + (n + g * n) * b + reduceUs((g - 1) * n, params), n};
   return {2 * a + 3 * n * b + reduceUs(n * (g - 1) / g, params), n};
@@ -253,7 +252,8 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
     const int g = stageGroupSize(h, s);
     const FabricTraits& fabric = traitsOf(params.fabrics, stageFabric(h, s));
     const bool shm = fabric.cost == CostStyle::kSharedSlots;
-    const topo::LinkModel link = shm ? stageLink(h, s.levels) : linkFor(stageLink(h, s.levels), fabric);
+    const topo::LinkModel link =
+        shm ? stageLink(h, s.levels) : linkFor(stageLink(h, s.levels), fabric);
     const int sharing = stageSharing(h, s);
     const std::string name = stageName(h, s);
     StageCost c;
@@ -277,8 +277,7 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
         ar = shmAllReduce(g, range, link, params);
         c.algorithm = "shm";
       } else if (shm && g > 1) {  // the fabric's reduce-scatter, then its all-gather
-        ar = {shmReduceScatterUs(g, range, link, params) + shmAllGatherUs(g, range, link),
-              range};
+        ar = {shmReduceScatterUs(g, range, link, params) + shmAllGatherUs(g, range, link), range};
         c.algorithm = "ring";
       } else {
         ar = allReduce(s.algorithm, g, range, link, sharing, params, &c.algorithm);

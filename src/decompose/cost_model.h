@@ -37,7 +37,7 @@ struct StageCost {
   std::string label;  // "reduce_scatter@node"
   std::string algorithm;
   int groupSize = 0;
-  double bytes = 0;  // bytes of the stage's range per rank
+  double bytes = 0;       // bytes of the stage's range per rank
   double bytesMoved = 0;  // bytes each rank sends in this stage
   double us = 0;
 };

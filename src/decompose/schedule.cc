@@ -30,8 +30,7 @@ bool hierarchicalBlocksPossible(const topo::Hierarchy& h) {
   return h.numLevels() > 1 && h.isRegular();
 }
 
-std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count,
-                                 bool ringTop) {
+std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count, bool ringTop) {
   std::vector<Step> down;  // reduce-scatters, innermost level first
   Block range{0, count};
   const int top = h.numLevels() - 1;
@@ -44,8 +43,8 @@ std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t coun
     range = splitBlock(range.offset, range.count, h.width(l), g.index);
   }
   std::vector<Step> steps = down;
-  const bool reachedTop = static_cast<int>(down.size()) == top &&
-                          (top == 0 || down.back().index < h.width(top - 1));
+  const bool reachedTop =
+      static_cast<int>(down.size()) == top && (top == 0 || down.back().index < h.width(top - 1));
   if (reachedTop && range.count > 0) {
     const topo::StageGroup g = topo::stageGroup(h, top, rank);
     if (ringTop) {

@@ -29,8 +29,8 @@ inline constexpr int kFlatLevel = -1;
 
 struct Step {
   Collective kind = Collective::kAllReduce;  // a step is a reduce-scatter, allreduce or all-gather
-  int level = kFlatLevel;      // hierarchy level whose stage group runs it, or kFlatLevel
-  size_t offset = 0;           // the step's range in the working buffer, in elements
+  int level = kFlatLevel;  // hierarchy level whose stage group runs it, or kFlatLevel
+  size_t offset = 0;       // the step's range in the working buffer, in elements
   size_t count = 0;
   int index = 0;               // this rank's position in the stage group
   std::vector<size_t> counts;  // reduce-scatter/all-gather: elements of each member's block

@@ -32,20 +32,28 @@ DeviceChoice chooseDeviceFabric(const std::vector<MemberIdentity>& all, bool pin
 
 const char* deviceChoiceName(DeviceChoice c) {
   switch (c) {
-    case DeviceChoice::kLocal: return "local copies (one member)";
-    case DeviceChoice::kNccl: return "nccl";
-    case DeviceChoice::kCudaAwareMpi: return "mpi on device buffers (CUDA-aware)";
-    case DeviceChoice::kStaged: return "staged through pinned host memory";
+    case DeviceChoice::kLocal:
+      return "local copies (one member)";
+    case DeviceChoice::kNccl:
+      return "nccl";
+    case DeviceChoice::kCudaAwareMpi:
+      return "mpi on device buffers (CUDA-aware)";
+    case DeviceChoice::kStaged:
+      return "staged through pinned host memory";
   }
   return "?";
 }
 
 const char* deviceFabricName(DeviceChoice c) {
   switch (c) {
-    case DeviceChoice::kLocal: return "local";
-    case DeviceChoice::kNccl: return "nccl";
-    case DeviceChoice::kCudaAwareMpi: return "mpi-cuda";
-    case DeviceChoice::kStaged: return "staged";
+    case DeviceChoice::kLocal:
+      return "local";
+    case DeviceChoice::kNccl:
+      return "nccl";
+    case DeviceChoice::kCudaAwareMpi:
+      return "mpi-cuda";
+    case DeviceChoice::kStaged:
+      return "staged";
   }
   return "?";
 }

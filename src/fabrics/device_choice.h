@@ -24,9 +24,9 @@ namespace strata::fabric {
 
 // What a member tells the others about itself (gathered through the bootstrap as bytes).
 struct MemberIdentity {
-  uint64_t hostHash = 0;      // hostHash() of the host name the hierarchy groups ranks by
-  unsigned char uuid[16]{};   // the member's GPU (cudaDeviceProp::uuid)
-  int32_t cudaAware = 0;      // 1: this member's MPI reads GPU memory
+  uint64_t hostHash = 0;     // hostHash() of the host name the hierarchy groups ranks by
+  unsigned char uuid[16]{};  // the member's GPU (cudaDeviceProp::uuid)
+  int32_t cudaAware = 0;     // 1: this member's MPI reads GPU memory
 };
 
 uint64_t hostHash(const std::string& host);

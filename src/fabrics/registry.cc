@@ -15,13 +15,10 @@ thread_local Fabric* IdleHook::current_ = nullptr;
 
 const std::vector<FabricEntry>& fabricTable() {
   static const std::vector<FabricEntry> table = {
-      {mpiTraits(), createMpiFabric},
-      {shmTraits(), createShmFabric},
+      {mpiTraits(), createMpiFabric},       {shmTraits(), createShmFabric},
 #ifdef STRATA_HAVE_CUDA
-      {ncclTraits(), createNcclFabric},
-      {mpiCudaTraits(), createMpiCudaFabric},
-      {stagedTraits(), createStagedFabric},
-      {localTraits(), createLocalFabric},
+      {ncclTraits(), createNcclFabric},     {mpiCudaTraits(), createMpiCudaFabric},
+      {stagedTraits(), createStagedFabric}, {localTraits(), createLocalFabric},
 #endif
   };
   return table;

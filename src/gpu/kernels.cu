@@ -13,9 +13,9 @@
 #include <cstring>
 #include <string>
 
+#include "common/cuda_check.h"
 #include "common/datatype.h"
 #include "common/log.h"
-#include "common/cuda_check.h"
 #include "gpu/kernel_ops.cuh"
 #include "gpu/kernels.h"
 
@@ -112,8 +112,8 @@ Status launchReduce(const ReduceArgs& a) {
   for (int s = 0; s < a.nsrc; ++s) aligned = aligned && packAligned(a.srcs.p[s]);
   const size_t packs = aligned ? a.count / PackOf<E>::kN : 0;
   const unsigned blocks = detail::blocksFor(packs > 0 ? packs : a.count);
-  reduceKernel<E, Op><<<blocks, kThreads, 0, a.stream>>>(static_cast<S*>(a.dst), a.srcs, a.nsrc,
-                                                          a.count, packs);
+  reduceKernel<E, Op>
+      <<<blocks, kThreads, 0, a.stream>>>(static_cast<S*>(a.dst), a.srcs, a.nsrc, a.count, packs);
   STRATA_CUDA_CHECK(cudaGetLastError());
   return Status::ok();
 }
@@ -145,14 +145,16 @@ Status rejected(const std::string& message) {
 
 }  // namespace
 
-Status reduceMany(void* dst, const void* const* srcs, int nsrc, size_t count,
-                  strataDataType_t type, strataRedOp_t op, cudaStream_t stream) {
+Status reduceMany(void* dst, const void* const* srcs, int nsrc, size_t count, strataDataType_t type,
+                  strataRedOp_t op, cudaStream_t stream) {
   if (nsrc < 1 || nsrc > kMaxReduceSources) {
     return rejected("nsrc " + std::to_string(nsrc) + " is outside 1.." +
                     std::to_string(kMaxReduceSources));
   }
-  if (!validDataType(type)) return rejected("invalid datatype " + std::to_string(static_cast<int>(type)));
-  if (!validRedOp(op)) return rejected("invalid reduction op " + std::to_string(static_cast<int>(op)));
+  if (!validDataType(type))
+    return rejected("invalid datatype " + std::to_string(static_cast<int>(type)));
+  if (!validRedOp(op))
+    return rejected("invalid reduction op " + std::to_string(static_cast<int>(op)));
   if (count == 0) return Status::ok();
   if (dst == nullptr || srcs == nullptr) return rejected("dst or srcs is NULL");
   ReduceArgs a{dst, {}, nsrc, count, op, stream};

@@ -20,13 +20,12 @@ namespace strata::gpu {
 // type (float for fp16/bf16), rounded once. 1 <= nsrc <= kMaxReduceSources. dst may equal
 // srcs[0]; otherwise no overlap with any source. strataAvg combines as strataSum.
 constexpr int kMaxReduceSources = 8;
-Status reduceMany(void* dst, const void* const* srcs, int nsrc, size_t count,
-                  strataDataType_t type, strataRedOp_t op, cudaStream_t stream);
+Status reduceMany(void* dst, const void* const* srcs, int nsrc, size_t count, strataDataType_t type,
+                  strataRedOp_t op, cudaStream_t stream);
 
 // buf[i] = buf[i] / divisor (integer division for integers, float division then one rounding
 // for floating types). A divisor of 1 enqueues nothing.
-Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor,
-                 cudaStream_t stream);
+Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor, cudaStream_t stream);
 
 // One thread that spins until *flag >= target (a 64-bit counter in mapped pinned host memory
 // that the progress thread advances), so that work queued on `stream` after it waits for a

@@ -6,9 +6,9 @@
 #include <string>
 #include <type_traits>
 
+#include "common/cuda_check.h"
 #include "common/datatype.h"
 #include "common/log.h"
-#include "common/cuda_check.h"
 #include "gpu/kernel_ops.cuh"
 #include "gpu/kernels.h"
 
@@ -66,9 +66,9 @@ Status rejected(const char* fn, const std::string& message) {
 
 }  // namespace
 
-Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor,
-                 cudaStream_t stream) {
-  if (divisor < 1) return rejected("scaleDown", "divisor " + std::to_string(divisor) + " is below 1");
+Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor, cudaStream_t stream) {
+  if (divisor < 1)
+    return rejected("scaleDown", "divisor " + std::to_string(divisor) + " is below 1");
   if (!validDataType(type)) {
     return rejected("scaleDown", "invalid datatype " + std::to_string(static_cast<int>(type)));
   }

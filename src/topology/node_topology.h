@@ -15,11 +15,11 @@ namespace strata::topo {
 // How two devices, or the ranks of a level, talk.
 enum class LinkKind {
   kUnknown,
-  kLoopback,  // the same device
-  kNvlink,    // direct NVLink (count links)
-  kNvswitch,  // NVLink through NVSwitches: every GPU pair at full NVLink bandwidth
-  kPcie,      // through PCIe switches or a host bridge, without crossing sockets
-  kSmp,       // through the inter-socket interconnect (UPI, xGMI, X-Bus)
+  kLoopback,      // the same device
+  kNvlink,        // direct NVLink (count links)
+  kNvswitch,      // NVLink through NVSwitches: every GPU pair at full NVLink bandwidth
+  kPcie,          // through PCIe switches or a host bridge, without crossing sockets
+  kSmp,           // through the inter-socket interconnect (UPI, xGMI, X-Bus)
   kSharedMemory,  // host memory shared by ranks of one socket or node ("shm")
   kInfiniband,
   kRoce,
@@ -40,12 +40,12 @@ struct LinkModel {
 
 // Where a PCI device hangs.
 struct PciPlace {
-  std::string busid;             // "0000:3b:00.0"; empty when unknown
-  int package = -1;              // hwloc logical index of the package above it
-  int numa = -1;                 // hwloc logical index of the nearest NUMA node
+  std::string busid;                 // "0000:3b:00.0"; empty when unknown
+  int package = -1;                  // hwloc logical index of the package above it
+  int numa = -1;                     // hwloc logical index of the nearest NUMA node
   std::vector<std::string> bridges;  // PCI bridges from the host bridge down, by busid
-  int linkGen = 0;               // PCIe generation of the device's own link, when known
-  int linkWidth = 0;             // lanes, when known
+  int linkGen = 0;                   // PCIe generation of the device's own link, when known
+  int linkWidth = 0;                 // lanes, when known
 };
 
 struct Gpu {
@@ -83,7 +83,7 @@ struct NodeTopology {
   std::vector<Gpu> gpus;
   std::vector<Nic> nics;
   std::vector<GpuLink> links;
-  int nvswitches = 0;  // NVSwitch devices seen
+  int nvswitches = 0;     // NVSwitch devices seen
   LinkModel interSocket;  // the package-to-package link, when packages > 1
 
   // The NVLink/NVSwitch link between two GPUs, or nullptr when they have none (gpuPairLink in

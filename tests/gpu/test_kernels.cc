@@ -27,20 +27,20 @@ namespace {
 
 using Bytes = std::vector<unsigned char>;
 
-constexpr strataDataType_t kTypes[] = {strataInt8,    strataUint8,   strataInt32, strataUint32,
-                                       strataInt64,   strataUint64,  strataFloat16,
-                                       strataFloat32, strataFloat64, strataBfloat16};
+constexpr strataDataType_t kTypes[] = {strataInt8,    strataUint8,   strataInt32,   strataUint32,
+                                       strataInt64,   strataUint64,  strataFloat16, strataFloat32,
+                                       strataFloat64, strataBfloat16};
 // 1000003 is odd and a multiple of no pack width; 4097 is one past a power of two.
 constexpr size_t kCounts[] = {1, 3, 7, 1000003, 4097};
 constexpr int kSourceCounts[] = {1, 2, 3, 8};
 // Room for the largest count, an element of offset and a guard element after the result.
 constexpr size_t kCapacity = 1000003 + 16;
 
-#define REQUIRE_CUDA(call)                                                  \
-  do {                                                                      \
-    const cudaError_t rc_ = (call);                                         \
-    INFO(#call << ": " << cudaGetErrorString(rc_));                         \
-    REQUIRE(rc_ == cudaSuccess);                                            \
+#define REQUIRE_CUDA(call)                          \
+  do {                                              \
+    const cudaError_t rc_ = (call);                 \
+    INFO(#call << ": " << cudaGetErrorString(rc_)); \
+    REQUIRE(rc_ == cudaSuccess);                    \
   } while (0)
 
 struct DeviceBuffer {
@@ -121,12 +121,13 @@ void put(Bytes& out, size_t i, T v) {
 // `count` elements of `type`, deterministic in (type, kind, seed).
 Bytes makeData(strataDataType_t type, Kind kind, int seed, size_t count) {
   Bytes out(count * strata::dataTypeSize(type));
-  const uint64_t base = (static_cast<uint64_t>(type) << 48) ^
-                        (static_cast<uint64_t>(kind) << 40) ^ (static_cast<uint64_t>(seed) << 32);
+  const uint64_t base = (static_cast<uint64_t>(type) << 48) ^ (static_cast<uint64_t>(kind) << 40) ^
+                        (static_cast<uint64_t>(seed) << 32);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t r = mix(base + i);
     // Integers: half full-range bits (sums and products wrap), half small signed values.
-    const uint64_t bits = (r & 1) ? (r >> 1) : static_cast<uint64_t>(int64_t((r >> 8) & 0xff) - 128);
+    const uint64_t bits =
+        (r & 1) ? (r >> 1) : static_cast<uint64_t>(int64_t((r >> 8) & 0xff) - 128);
     switch (type) {
       case strataInt8:
       case strataUint8:
@@ -203,7 +204,7 @@ void checkSame(strataDataType_t type, const Bytes& got, const Bytes& want, size_
   }
   if (bad > 0) {
     INFO(bad << " of " << count << " elements differ; first at " << first << ": device "
-              << hex(got.data() + first * ts, ts) << ", host " << hex(want.data() + first * ts, ts));
+             << hex(got.data() + first * ts, ts) << ", host " << hex(want.data() + first * ts, ts));
     CHECK(bad == 0);
   }
 }
@@ -245,9 +246,9 @@ struct Fixture {
 
   // Reduces the first nsrc sources from element `offset` on, on device and host, and compares.
   void run(strataRedOp_t op, size_t count, int nsrc, size_t offset, bool inPlace) {
-    INFO(strata::dataTypeName(type) << " " << strata::redOpName(op) << ", count " << count
-                                    << ", " << nsrc << " sources, offset " << offset
-                                    << (inPlace ? ", in place" : ""));
+    INFO(strata::dataTypeName(type)
+         << " " << strata::redOpName(op) << ", count " << count << ", " << nsrc
+         << " sources, offset " << offset << (inPlace ? ", in place" : ""));
     const size_t off = offset * ts, bytes = count * ts;
     std::vector<const void*> hsrc, dsrc;
     for (int s = 0; s < nsrc; ++s) {
@@ -263,8 +264,7 @@ struct Fixture {
     REQUIRE_CUDA(cudaMemsetAsync(dst.p, 0xa5, kCapacity * ts, stream.s));
     void* out = dst.at(off);
     if (inPlace) {
-      REQUIRE_CUDA(
-          cudaMemcpyAsync(out, dsrc[0], bytes, cudaMemcpyDeviceToDevice, stream.s));
+      REQUIRE_CUDA(cudaMemcpyAsync(out, dsrc[0], bytes, cudaMemcpyDeviceToDevice, stream.s));
       dsrc[0] = out;
     }
     strata::Status st = strata::gpu::reduceMany(out, dsrc.data(), nsrc, count, type, op, stream.s);
@@ -336,8 +336,8 @@ TEST_CASE("gpu waitCounter holds its stream until the host counter reaches the t
           "[gpu][kernels]") {
   Stream stream;
   unsigned long long* counter = nullptr;
-  REQUIRE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&counter), sizeof *counter,
-                             cudaHostAllocMapped));
+  REQUIRE_CUDA(
+      cudaHostAlloc(reinterpret_cast<void**>(&counter), sizeof *counter, cudaHostAllocMapped));
   volatile unsigned long long* hostCounter = counter;
   *hostCounter = 0;
   unsigned long long* devCounter = nullptr;
@@ -403,8 +403,7 @@ TEST_CASE("gpu kernels refuse invalid arguments and enqueue nothing for count 0"
         Code::kInvalidArgument);
   CHECK(strata::gpu::scaleDown(a.p, 4, strataFloat32, -3, stream.s).code() ==
         Code::kInvalidArgument);
-  CHECK(strata::gpu::scaleDown(a.p, 4, static_cast<strataDataType_t>(strataNumTypes), 2,
-                               stream.s)
+  CHECK(strata::gpu::scaleDown(a.p, 4, static_cast<strataDataType_t>(strataNumTypes), 2, stream.s)
             .code() == Code::kInvalidArgument);
   CHECK(strata::gpu::scaleDown(nullptr, 0, strataFloat32, 2, stream.s).isOk());
   CHECK(strata::gpu::waitCounter(nullptr, 1, stream.s).code() == Code::kInvalidArgument);

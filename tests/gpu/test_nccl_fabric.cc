@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "bootstrap/mpi_bootstrap.h"
 #include "common/datatype.h"
 #include "common/half.h"
-#include "bootstrap/mpi_bootstrap.h"
 #include "fabrics/nccl/nccl_fabric.h"
 
 namespace {

@@ -152,8 +152,9 @@ TEST_CASE("progress thread: a failed task releases the stream and is reported af
   Engine engine(/*threaded=*/true);
   auto gate = StreamGate::create();
   REQUIRE(gate.isOk());
-  REQUIRE(submitGated(engine, *gate.value(), stream.s, 1,
-                      [] { return strata::systemError("injected"); }).isOk());
+  REQUIRE(submitGated(engine, *gate.value(), stream.s, 1, [] {
+            return strata::systemError("injected");
+          }).isOk());
   REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);  // must not wait for ever
   const Status drained = engine.drain();
   CHECK(!drained.isOk());
@@ -161,9 +162,9 @@ TEST_CASE("progress thread: a failed task releases the stream and is reported af
   // A later task gets the error instead of running, and still releases its stream.
   bool ran = false;
   REQUIRE(submitGated(engine, *gate.value(), stream.s, 2, [&] {
-    ran = true;
-    return Status::ok();
-  }).isOk());
+            ran = true;
+            return Status::ok();
+          }).isOk());
   REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
   CHECK(!engine.drain().isOk());
   CHECK(!ran);
@@ -180,6 +181,7 @@ TEST_CASE("engine, inline: queued tasks run on the calling thread inside wait") 
   });
   CHECK(engine.wait(t).isOk());
   CHECK(sameThread);
-  const uint64_t failed = engine.submit([](const Status&) { return strata::systemError("inline"); });
+  const uint64_t failed =
+      engine.submit([](const Status&) { return strata::systemError("inline"); });
   CHECK(!engine.wait(failed).isOk());
 }

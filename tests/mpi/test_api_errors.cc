@@ -192,8 +192,8 @@ void checkQueries(Checker& ck, strataComm_t comm) {
   ck.expect(strataCommGetAsyncError(comm, &async) == strataSuccess && async == strataSuccess,
             "strataCommGetAsyncError gave " + std::to_string(static_cast<int>(async)));
   ck.expectFailure("strataCommGetAsyncError(comm, NULL)",
-                   [&] { return strataCommGetAsyncError(comm, nullptr); },
-                   {strataInvalidArgument}, comm, From::kComm, {"asyncerror", "null"});
+                   [&] { return strataCommGetAsyncError(comm, nullptr); }, {strataInvalidArgument},
+                   comm, From::kComm, {"asyncerror", "null"});
 }
 
 struct ArgCase {
@@ -342,7 +342,8 @@ void checkStaleHandle(Checker& ck, strataComm_t stale, const std::string& how) {
       {"allgather", [&] { return strataAllGather(send, recv, 4, strataInt32, stale, nullptr); }},
       {"strataCommCount", [&] { return strataCommCount(stale, &out); }},
       {"strataCommUserRank", [&] { return strataCommUserRank(stale, &out); }},
-      {"strataCommGetAsyncError", [&] {
+      {"strataCommGetAsyncError",
+       [&] {
          strataResult_t async = strataSuccess;
          return strataCommGetAsyncError(stale, &async);
        }},

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/watchdog.h"
 #include "api/handle.h"
+#include "common/watchdog.h"
 #include "core/dispatch.h"
 #include "decompose/planner.h"
 #include "strata/strata_mpi.h"
@@ -48,8 +48,8 @@ int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t
                    "FAIL rank %d: plan %s (%s) type %d op %d count %zu %s: element %zu got %lld "
                    "expected %lld\n",
                    rank, plan.name.c_str(),
-                   strata::plan::describePlan(comm->impl->hierarchy(), plan).c_str(), type, op, count,
-                   inPlace ? "in-place" : "out-of-place", i, static_cast<long long>(recv[i]),
+                   strata::plan::describePlan(comm->impl->hierarchy(), plan).c_str(), type, op,
+                   count, inPlace ? "in-place" : "out-of-place", i, static_cast<long long>(recv[i]),
                    static_cast<long long>(expect));
       return 1;
     }
@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "FAIL rank %d: init: %s\n", rank, strataGetLastError(nullptr));
     std::_Exit(1);
   }
-  const std::vector<strata::plan::Plan> plans = strata::plan::candidatePlans(comm->impl->hierarchy(), comm->impl->costParams());
+  const std::vector<strata::plan::Plan> plans =
+      strata::plan::candidatePlans(comm->impl->hierarchy(), comm->impl->costParams());
   int failures = 0, cases = 0;
   const size_t counts[] = {0, 1, 2, 7, static_cast<size_t>(size) + 1, 1021, 65537};
   for (const auto& plan : plans) {

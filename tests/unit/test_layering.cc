@@ -4,7 +4,6 @@
 // src/common; src/fabrics never reaches up into src/core or across into src/gpu; the planner
 // (src/decompose) knows no fabric, bootstrap or core.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <map>

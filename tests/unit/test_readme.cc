@@ -1,6 +1,5 @@
 // The README lists every environment variable of the registry (and no stale one).
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <regex>
 #include <set>

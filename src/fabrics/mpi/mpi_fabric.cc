@@ -16,7 +16,11 @@ namespace {
 class MpiFabric final : public Fabric {
  public:
   MpiFabric(MPI_Comm comm, int rank, int size)
-      : comm_(comm), rank_(rank), size_(size), counts_(size), displs_(size),
+      : comm_(comm),
+        rank_(rank),
+        size_(size),
+        counts_(size),
+        displs_(size),
         ring_(comm, rank, size) {}
 
   ~MpiFabric() override { releaseMpiOps(); }
@@ -39,8 +43,8 @@ class MpiFabric final : public Fabric {
       if (displs[rank_] != 0) std::memmove(out, buf, counts[rank_] * ts);
       return Status::ok();
     }
-    STRATA_MPI_CHECK(MPI_Reduce_scatter(in, out, counts_.data(), mpiDatatype(type),
-                                        mpiOp(type, op), comm_));
+    STRATA_MPI_CHECK(
+        MPI_Reduce_scatter(in, out, counts_.data(), mpiDatatype(type), mpiOp(type, op), comm_));
     return Status::ok();
   }
 
@@ -54,8 +58,8 @@ class MpiFabric final : public Fabric {
                                       displs_.data(), dt, comm_));
       return Status::ok();
     }
-    STRATA_MPI_CHECK(MPI_Allgatherv(in, counts_[rank_], dt, out, counts_.data(), displs_.data(),
-                                    dt, comm_));
+    STRATA_MPI_CHECK(
+        MPI_Allgatherv(in, counts_[rank_], dt, out, counts_.data(), displs_.data(), dt, comm_));
     return Status::ok();
   }
 

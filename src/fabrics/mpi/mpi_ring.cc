@@ -58,8 +58,8 @@ Status RingAllReduce::finish() {
   const int p = size_;
   if (step_ < p - 1) {
     const int recvBlock = mod(rank_ - step_ - 1);
-    reduceInto(out_ + blockStart(recvBlock) * ts_, scratch_.data(), blockCount(recvBlock),
-               type_, op_);
+    reduceInto(out_ + blockStart(recvBlock) * ts_, scratch_.data(), blockCount(recvBlock), type_,
+               op_);
   }
   if (++step_ == 2 * (p - 1)) {
     active_ = false;

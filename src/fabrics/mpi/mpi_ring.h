@@ -40,8 +40,8 @@ class RingAllReduce {
   bool active() const { return active_; }
 
  private:
-  Status post();     // posts the current step's send and receive
-  Status finish();   // after both completed: reduces (reduce-scatter) and moves on
+  Status post();    // posts the current step's send and receive
+  Status finish();  // after both completed: reduces (reduce-scatter) and moves on
   size_t blockStart(int b) const;
   size_t blockCount(int b) const { return blockStart(b + 1) - blockStart(b); }
   int mod(int x) const { return ((x % size_) + size_) % size_; }

@@ -47,17 +47,28 @@ int ownIndex(strataDataType_t type) {
 
 MPI_Datatype mpiDatatype(strataDataType_t type) {
   switch (type) {
-    case strataInt8: return MPI_INT8_T;
-    case strataUint8: return MPI_UINT8_T;
-    case strataInt32: return MPI_INT32_T;
-    case strataUint32: return MPI_UINT32_T;
-    case strataInt64: return MPI_INT64_T;
-    case strataUint64: return MPI_UINT64_T;
-    case strataFloat16: return MPI_UINT16_T;
-    case strataFloat32: return MPI_FLOAT;
-    case strataFloat64: return MPI_DOUBLE;
-    case strataBfloat16: return MPI_UINT16_T;
-    default: return MPI_DATATYPE_NULL;
+    case strataInt8:
+      return MPI_INT8_T;
+    case strataUint8:
+      return MPI_UINT8_T;
+    case strataInt32:
+      return MPI_INT32_T;
+    case strataUint32:
+      return MPI_UINT32_T;
+    case strataInt64:
+      return MPI_INT64_T;
+    case strataUint64:
+      return MPI_UINT64_T;
+    case strataFloat16:
+      return MPI_UINT16_T;
+    case strataFloat32:
+      return MPI_FLOAT;
+    case strataFloat64:
+      return MPI_DOUBLE;
+    case strataBfloat16:
+      return MPI_UINT16_T;
+    default:
+      return MPI_DATATYPE_NULL;
   }
 }
 
@@ -68,11 +79,16 @@ MPI_Op mpiOp(strataDataType_t type, strataRedOp_t op) {
     return gOpsRefs > 0 && op >= 0 && op < kNumBaseOps ? gOwnOps[own][op] : MPI_OP_NULL;
   }
   switch (op) {
-    case strataSum: return MPI_SUM;
-    case strataProd: return MPI_PROD;
-    case strataMax: return MPI_MAX;
-    case strataMin: return MPI_MIN;
-    default: return MPI_OP_NULL;
+    case strataSum:
+      return MPI_SUM;
+    case strataProd:
+      return MPI_PROD;
+    case strataMax:
+      return MPI_MAX;
+    case strataMin:
+      return MPI_MIN;
+    default:
+      return MPI_OP_NULL;
   }
 }
 

@@ -32,7 +32,10 @@ bool nativeReduction(strataDataType_t t) {
 class MpiCudaFabric final : public Fabric {
  public:
   MpiCudaFabric(MPI_Comm comm, std::unique_ptr<Fabric> staged, cudaStream_t stream)
-      : comm_(comm), staged_(std::move(staged)), stream_(stream), counts_(staged_->size()),
+      : comm_(comm),
+        staged_(std::move(staged)),
+        stream_(stream),
+        counts_(staged_->size()),
         displs_(staged_->size()) {}
   ~MpiCudaFabric() override { releaseMpiOps(); }
 
@@ -58,8 +61,8 @@ class MpiCudaFabric final : public Fabric {
       return staged_->reduceScatter(in, out, counts, displs, type, op);
     }
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    STRATA_MPI_CHECK(MPI_Reduce_scatter(in, out, counts_.data(), mpiDatatype(type),
-                                        mpiOp(type, op), comm_));
+    STRATA_MPI_CHECK(
+        MPI_Reduce_scatter(in, out, counts_.data(), mpiDatatype(type), mpiOp(type, op), comm_));
     return Status::ok();
   }
 
@@ -85,7 +88,7 @@ class MpiCudaFabric final : public Fabric {
     return true;
   }
 
-  MPI_Comm comm_;  // the group's bootstrap's
+  MPI_Comm comm_;                   // the group's bootstrap's
   std::unique_ptr<Fabric> staged_;  // types and layouts MPI cannot take on the GPU
   cudaStream_t stream_;
   std::vector<int> counts_, displs_;
@@ -113,8 +116,7 @@ StatusOr<std::unique_ptr<Fabric>> createMpiCudaFabric(boot::Bootstrap& group, Fa
                                                       const FabricOptions& options) {
   const MPI_Comm comm = boot::mpiCommOf(group);
   if (comm == MPI_COMM_NULL) return invalidArgument("fabric mpi-cuda needs an MPI control plane");
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Fabric> staged,
-                          createStagedFabric(group, host, options));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Fabric> staged, createStagedFabric(group, host, options));
   STRATA_RETURN_IF_ERROR(acquireMpiOps());
   return std::unique_ptr<Fabric>(std::make_unique<MpiCudaFabric>(
       comm, std::move(staged), static_cast<cudaStream_t>(options.stream)));

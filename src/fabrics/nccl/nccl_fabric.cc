@@ -237,8 +237,8 @@ StatusOr<std::unique_ptr<Fabric>> createNcclFabric(boot::Bootstrap& group, Fabri
     return all;
   }
   STRATA_INFO(kSubsysFabric, "nccl fabric: member %d of %d ready", rank, size);
-  return std::unique_ptr<Fabric>(std::make_unique<NcclFabric>(
-      comm, static_cast<cudaStream_t>(options.stream), rank, size));
+  return std::unique_ptr<Fabric>(
+      std::make_unique<NcclFabric>(comm, static_cast<cudaStream_t>(options.stream), rank, size));
 }
 
 }  // namespace strata::fabric

@@ -20,8 +20,8 @@ namespace strata::fabric {
 FabricTraits ncclTraits();
 
 // Creates the nccl fabric over `group` (the level group's bootstrap, used once for NCCL's
-// unique id and the outcome of every member's init). Collective over `group`: a failure on any member
-// (making the NCCL id on member 0, or any member's communicator init) fails every member.
+// unique id and the outcome of every member's init). Collective over `group`: a failure on any
+// member (making the NCCL id on member 0, or any member's communicator init) fails every member.
 // Every member must have called cudaSetDevice on a GPU of its own: members sharing a GPU are
 // refused by NCCL, and the caller (the device-fabric factory) never asks for it then. All work
 // runs on options.stream (a non-blocking stream the caller owns and keeps alive for the

@@ -16,9 +16,9 @@
 
 // Protocol. Every operation on a piece ("round") uses one of the two slot buffers, alternating
 // (round k uses buffer k % 2), and has at least one barrier (a direct allreduce, too). Within a
-// round, writes to the shared buffers happen before a barrier and the reads they feed after it. Across rounds: a
-// rank writes buffer b in round k only after leaving a barrier of round k-1, which every rank
-// reached only after finishing round k-2 (the last use of b), reads included. So no rank
+// round, writes to the shared buffers happen before a barrier and the reads they feed after it.
+// Across rounds: a rank writes buffer b in round k only after leaving a barrier of round k-1, which
+// every rank reached only after finishing round k-2 (the last use of b), reads included. So no rank
 // overwrites what another still reads, with one barrier per round for reduce-scatter and
 // all-gather and two for allreduce (whose reduced shards are read back by everyone).
 //
@@ -45,12 +45,17 @@ void copy(void* dst, const void* src, size_t bytes) {
   }
 }
 
-
 class ShmFabric final : public Fabric {
  public:
   ShmFabric(MPI_Comm comm, int rank, int size, size_t slotBytes)
-      : comm_(comm), rank_(rank), size_(size), slotBytes_(slotBytes), slots_(2 * size),
-        srcs_(size), blockSrcs_(size), pos_(size + 1) {}
+      : comm_(comm),
+        rank_(rank),
+        size_(size),
+        slotBytes_(slotBytes),
+        slots_(2 * size),
+        srcs_(size),
+        blockSrcs_(size),
+        pos_(size + 1) {}
 
   ~ShmFabric() override {
     if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
@@ -63,8 +68,8 @@ class ShmFabric final : public Fabric {
     // Each member's segment on its own pages (first touch by its owner), not one block.
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     void* base = nullptr;
-    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(mine), 1, info, comm_, &base,
-                                           &win_);
+    const int rc =
+        MPI_Win_allocate_shared(static_cast<MPI_Aint>(mine), 1, info, comm_, &base, &win_);
     MPI_Info_free(&info);
     STRATA_MPI_CHECK(rc);
     for (int j = 0; j < size_; ++j) {
@@ -136,7 +141,7 @@ class ShmFabric final : public Fabric {
       layout(counts, c, rounds);
       for (int j = 0; j < size_; ++j) {
         copy(at(slot(rank_, b), pos_[j], ts), at(in, displs[j] + first(counts[j], c, rounds), ts),
-                    (pos_[j + 1] - pos_[j]) * ts);
+             (pos_[j + 1] - pos_[j]) * ts);
       }
       sync();
       const size_t n = pos_[rank_ + 1] - pos_[rank_];
@@ -155,7 +160,7 @@ class ShmFabric final : public Fabric {
       const int b = nextBuffer();
       layout(counts, c, rounds);
       copy(at(slot(0, b), pos_[rank_], ts), at(in, first(counts[rank_], c, rounds), ts),
-                  (pos_[rank_ + 1] - pos_[rank_]) * ts);
+           (pos_[rank_ + 1] - pos_[rank_]) * ts);
       sync();
       for (int j = 0; j < size_; ++j) {
         // In place, my own block already holds these bytes: skip the copy onto itself.
@@ -216,7 +221,7 @@ class ShmFabric final : public Fabric {
   size_t slotBytes_;
   MPI_Win win_ = MPI_WIN_NULL;
   ShmBarrierState* barrier_ = nullptr;
-  std::vector<char*> slots_;         // [2 * member + buffer]
+  std::vector<char*> slots_;                   // [2 * member + buffer]
   std::vector<const void*> srcs_, blockSrcs_;  // reused: no allocation per call
   std::vector<size_t> pos_;
   uint64_t round_ = 0;

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "common/buffer.h"
-#include "common/datatype.h"
 #include "common/cuda_check.h"
+#include "common/datatype.h"
 #include "fabrics/staged/staging_plan.h"
 
 namespace strata::fabric {
@@ -26,7 +26,8 @@ class StagedFabric final : public Fabric {
  public:
   StagedFabric(Fabric* host, size_t slotBytes, cudaStream_t stream)
       // A slot holds a column of every member, at the widest type (staging_plan.h).
-      : host_(host), slotBytes_(std::max<size_t>(slotBytes, host->size() * sizeof(double))),
+      : host_(host),
+        slotBytes_(std::max<size_t>(slotBytes, host->size() * sizeof(double))),
         stream_(stream),
         name_(std::string(host->name()) + "-staged") {}
 
@@ -154,7 +155,8 @@ class StagedFabric final : public Fabric {
       const int s = static_cast<int>(j % kSlots);
       if (cuda.isOk()) {
         const cudaError_t rc = cudaEventSynchronize(filled_[s]);
-        if (rc != cudaSuccess) keepFirst(cuda, cudaFailure("cudaEventSynchronize", rc, __FILE__, __LINE__));
+        if (rc != cudaSuccess)
+          keepFirst(cuda, cudaFailure("cudaEventSynchronize", rc, __FILE__, __LINE__));
       }
       if (!cuda.isOk()) staging::makeChunk(l, cols, j, &chunks_[s]);  // the host op's layout
       hostFailed = hostOp(slot(j), chunks_[s]);
@@ -163,7 +165,8 @@ class StagedFabric final : public Fabric {
     // Leave nothing in flight, whatever failed.
     for (cudaStream_t st : {down_, up_}) {
       const cudaError_t rc = cudaStreamSynchronize(st);
-      if (rc != cudaSuccess) keepFirst(cuda, cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__));
+      if (rc != cudaSuccess)
+        keepFirst(cuda, cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__));
     }
     if (!hostFailed.isOk()) return hostFailed;
     return cuda;
@@ -171,8 +174,8 @@ class StagedFabric final : public Fabric {
 
   Fabric* host_;  // not owned
   size_t slotBytes_;
-  cudaStream_t stream_;   // the communicator's; not owned
-  std::string name_;      // "mpi-staged", "shm-staged"
+  cudaStream_t stream_;  // the communicator's; not owned
+  std::string name_;     // "mpi-staged", "shm-staged"
   char* slots_ = nullptr;
   cudaStream_t down_ = nullptr, up_ = nullptr;
   cudaEvent_t start_ = nullptr;

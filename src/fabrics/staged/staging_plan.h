@@ -35,7 +35,7 @@ struct Copy {
   // reduce-scatter's input; the all-gather's output) or this member's block (the
   // reduce-scatter's output; the all-gather's input).
   size_t device = 0;
-  size_t host = 0;    // element offset in the slot
+  size_t host = 0;  // element offset in the slot
   size_t count = 0;
 };
 

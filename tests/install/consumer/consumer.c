@@ -1,6 +1,5 @@
 /* Links against the installed libstrata.so and checks that the version matches the header. */
 #include <stdio.h>
-
 #include <strata/strata_mpi.h>
 
 int main(void) {

@@ -429,7 +429,8 @@ TEST_CASE("cost model: a fabric's traits, never its name, decide how it is coste
   fifo.fabrics = {messages("x", 3, 2)};
   CHECK(predict(h, flat, 1e6, fifo).totalUs > 2 * plain);
   // The passthrough runs on flatFabric and pays the same hints.
-  CHECK(predict(h, passthrough(), 1e6, fifo).totalUs > 2 * predict(h, passthrough(), 1e6, none).totalUs);
+  CHECK(predict(h, passthrough(), 1e6, fifo).totalUs >
+        2 * predict(h, passthrough(), 1e6, none).totalUs);
   // Shared slots: costed by the slot formulas: two barriers of alpha per member, and a copy
   // in, the shard reads and a copy out of n bytes each: 2 * 4 * 1 + 3 * 1e6 * 1e-4 = 308 us.
   CostParams shared = none;

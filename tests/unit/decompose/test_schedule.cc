@@ -2,7 +2,6 @@
 // This proves the decomposition (shard ranges, widths on irregular trees, the permutation of
 // the hierarchical reduce-scatter/all-gather) independently of MPI.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,8 +13,8 @@
 #include "decompose/shard.h"
 #include "topology/hierarchy.h"
 
-using strata::plan::Step;
 using strata::Collective;
+using strata::plan::Step;
 using strata::topo::Hierarchy;
 using strata::topo::Level;
 using Buffers = std::vector<std::vector<int64_t>>;
@@ -178,8 +177,17 @@ TEST_CASE("splitBlock tiles a range in near-equal blocks", "[shard]") {
 }
 
 TEST_CASE("allreduce schedules are correct on regular hierarchies", "[schedule]") {
-  for (auto sizes : std::vector<std::vector<int>>{{1}, {4}, {2, 2}, {2, 2, 2}, {3, 2}, {4, 2},
-                                                   {2, 3}, {1, 4}, {4, 1}, {3, 1, 2}, {2, 3, 2}}) {
+  for (auto sizes : std::vector<std::vector<int>>{{1},
+                                                  {4},
+                                                  {2, 2},
+                                                  {2, 2, 2},
+                                                  {3, 2},
+                                                  {4, 2},
+                                                  {2, 3},
+                                                  {1, 4},
+                                                  {4, 1},
+                                                  {3, 1, 2},
+                                                  {2, 3, 2}}) {
     Hierarchy h = regular(sizes);
     for (size_t count : kCounts) checkAllReduce(h, count);
   }
@@ -296,8 +304,11 @@ TEST_CASE("hierarchical reduce-scatter and all-gather give rank r block r", "[sc
 }
 
 TEST_CASE("every candidate plan is a correct allreduce", "[schedule][plan]") {
-  std::vector<Hierarchy> hierarchies = {regular({2, 2}), regular({2, 2, 2}), regular({3, 2}),
-                                        regular({2, 3, 2}), byHost({"a", "a", "a", "b", "b", "b", "b"}),
+  std::vector<Hierarchy> hierarchies = {regular({2, 2}),
+                                        regular({2, 2, 2}),
+                                        regular({3, 2}),
+                                        regular({2, 3, 2}),
+                                        byHost({"a", "a", "a", "b", "b", "b", "b"}),
                                         byHost({"a", "b", "b", "b", "b"}),
                                         byHost({"x", "y", "y", "x", "z", "y", "z"})};
   for (const Hierarchy& h : hierarchies) {
@@ -321,11 +332,11 @@ TEST_CASE("plans name their stages and refuse bad shapes", "[plan]") {
   Hierarchy h = regular({2, 2, 2});
   strata::plan::Plan p;
   p.stages = {{{0}, "", "auto", 0}, {{1, 2}, "", "auto", 0}};
-  REQUIRE(strata::plan::describePlan(h, p) ==
-          "reduce_scatter@l0, allreduce@l1+l2, all_gather@l0");
+  REQUIRE(strata::plan::describePlan(h, p) == "reduce_scatter@l0, allreduce@l1+l2, all_gather@l0");
   strata::plan::Plan missing;
   missing.stages = {{{0}, "", "auto", 0}, {{2}, "", "auto", 0}};
-  REQUIRE_THAT(strata::plan::checkPlan(h, missing).message(), Catch::Contains("'l1' is in no stage"));
+  REQUIRE_THAT(strata::plan::checkPlan(h, missing).message(),
+               Catch::Contains("'l1' is in no stage"));
   strata::plan::Plan twice;
   twice.stages = {{{0, 1}, "", "auto", 0}, {{1, 2}, "", "auto", 0}};
   REQUIRE_THAT(strata::plan::checkPlan(h, twice).message(), Catch::Contains("two stages"));

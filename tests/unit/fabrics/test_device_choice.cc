@@ -1,7 +1,6 @@
 // The rule that puts a level group's device buffers on nccl, CUDA-aware MPI or staging
 // (fabrics/device_choice.h).
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "fabrics/device_choice.h"
@@ -48,8 +47,7 @@ TEST_CASE("device choice: several hosts, or a level pinned to mpi, go to MPI") {
         DeviceChoice::kCudaAwareMpi);
   CHECK(chooseDeviceFabric({member("a", 0), member("a", 1)}, true) == DeviceChoice::kStaged);
   // CUDA-aware only when every member's MPI is.
-  CHECK(chooseDeviceFabric({member("a", 0, 1), member("b", 1, 0)}, false) ==
-        DeviceChoice::kStaged);
+  CHECK(chooseDeviceFabric({member("a", 0, 1), member("b", 1, 0)}, false) == DeviceChoice::kStaged);
 }
 
 TEST_CASE("device choice: host names hash apart, and alike on every rank") {

@@ -4,7 +4,6 @@
 // results must equal the collective done at once, for regular and irregular blocks, slot sizes
 // from one element up, the last partial chunk, and in-place calls.
 #include <catch2/catch.hpp>
-
 #include <cstddef>
 #include <numeric>
 #include <vector>

@@ -1,6 +1,5 @@
 // The cluster hierarchy: levels and their links from hand-built nodes.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "topology/cluster.h"
@@ -65,7 +64,8 @@ TEST_CASE("NVSwitch hosts give an nvlink level under the network", "[cluster]") 
   REQUIRE(h.level(0).link.kind == LinkKind::kNvswitch);
   REQUIRE(h.level(0).link.bandwidthGBps == Approx(300));
   REQUIRE(h.level(1).link.kind == LinkKind::kInfiniband);
-  REQUIRE(h.level(1).link.bandwidthGBps == Approx(networkLink(LinkKind::kInfiniband, 200).bandwidthGBps));
+  REQUIRE(h.level(1).link.bandwidthGBps ==
+          Approx(networkLink(LinkKind::kInfiniband, 200).bandwidthGBps));
   REQUIRE(h.level(1).linkSharing == 1);  // 8 ranks drive the network, one NIC each
   REQUIRE(ch.value().differences.empty());
 }

@@ -1,7 +1,6 @@
 // The levels strata builds for real machines: clusters of identical nodes read from the
 // fixtures in tests/data/topologies (hand-checked facts are in the readers' golden tests).
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "topology/cluster.h"
@@ -86,7 +85,8 @@ TEST_CASE("8x A100 (nvidia-smi): NVSwitch, many NICs", "[cluster][fixtures]") {
   CHECK(ch.hierarchy.level(1).linkSharing == 1);
 }
 
-TEST_CASE("8x V100 cube mesh (nvidia-smi): one NVLink level over the links", "[cluster][fixtures]") {
+TEST_CASE("8x V100 cube mesh (nvidia-smi): one NVLink level over the links",
+          "[cluster][fixtures]") {
   auto node = readNvidiaSmiTopo(kData + "nvidia-smi/dlperf_8xV100-SXM2_1xmlx5.txt");
   REQUIRE(node.isOk());
   ClusterHierarchy ch = build(perGpu(node.value(), 2));

@@ -126,8 +126,8 @@ TEST_CASE("topo file: link keys describe each level's link", "[topo_file]") {
   CHECK(file.levels[1].link.bandwidthGBps == 25.5);
   CHECK(file.levels[1].linkSharing == 4);
   CHECK(file.levels[1].link.source == "file");
-  checkError(lines({"levels:", level("name: node, size: 2, link: warp")}), "topology file x.yaml:2: ",
-             "link must be a link kind");
+  checkError(lines({"levels:", level("name: node, size: 2, link: warp")}),
+             "topology file x.yaml:2: ", "link must be a link kind");
   checkError(lines({"levels:", level("name: node, size: 2, link_sharing: 1.5")}),
              "topology file x.yaml:2: ", "link_sharing must be a positive integer, found '1.5'");
   // The links round-trip through formatTopoFile.
@@ -418,9 +418,9 @@ TEST_CASE("topo file: hierarchy from a file", "[topo_file]") {
 
 TEST_CASE("topo file: every example config parses and fits its rank count", "[topo_file]") {
   // The rank count each example is written for (see its header comment).
-  const std::map<std::string, int> expected = {
-      {"flat4.yaml", 4}, {"2x2.yaml", 4},  {"2x2x2.yaml", 8},
-      {"2x3.yaml", 6},   {"4x2.yaml", 8},  {"2x2x2-shm.yaml", 8}};
+  const std::map<std::string, int> expected = {{"flat4.yaml", 4}, {"2x2.yaml", 4},
+                                               {"2x2x2.yaml", 8}, {"2x3.yaml", 6},
+                                               {"4x2.yaml", 8},   {"2x2x2-shm.yaml", 8}};
   std::filesystem::path dir = std::filesystem::path(STRATA_SOURCE_DIR) / "configs" / "topologies";
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
