@@ -79,6 +79,27 @@ typedef enum {
 /* Opaque communicator handle. */
 typedef struct strataComm* strataComm_t;
 
+/* strataCommSplit's color for ranks that take no part in any new communicator: they get NULL. */
+#define STRATA_SPLIT_NOCOLOR -1
+
+/* Options of a new communicator, as ncclConfig_t. Initialise it with STRATA_CONFIG_INITIALIZER
+ * and change the fields you need; a config that was not initialised so is refused
+ * (strataInvalidArgument). Every call that takes one also takes NULL (the defaults). */
+typedef struct strataConfig_v1 {
+  size_t size;          /* sizeof(strataConfig_t), set by the initializer */
+  unsigned int magic;   /* STRATA_CONFIG_MAGIC, set by the initializer */
+  unsigned int version; /* STRATA_VERSION_CODE of the headers, set by the initializer */
+  /* 1 (the default): the call returns when the communicator is ready. 0 is accepted for NCCL
+   * code that sets it; strata's communicators are always ready when the call returns. */
+  int blocking;
+} strataConfig_t;
+#define STRATA_CONFIG_MAGIC 0x57a7a001u
+#define STRATA_CONFIG_INITIALIZER \
+  { sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION_CODE, 1 }
+
+/* Opaque handle of a nonblocking host collective (strataIAllReduce and friends). */
+typedef struct strataRequest* strataRequest_t;
+
 /* The same type as cudaStream_t, without needing the CUDA headers. Pass NULL for host buffers. */
 typedef struct CUstream_st* strataStream_t;
 
@@ -110,6 +131,15 @@ STRATA_API strataResult_t strataCommCount(const strataComm_t comm, int* count);
 
 /* The calling rank's index in the communicator. */
 STRATA_API strataResult_t strataCommUserRank(const strataComm_t comm, int* rank);
+
+/* Splits `comm` as ncclCommSplit does: the ranks that pass the same `color` form a new
+ * communicator, ordered by `key` (ties by their rank in `comm`). A rank passing
+ * STRATA_SPLIT_NOCOLOR gets *newcomm = NULL. `config` may be NULL. The new communicator keeps
+ * the hierarchy of its members (the levels strata detected or loaded for `comm`, restricted to
+ * them) and `comm`'s settings. Collective over every rank of `comm`, which stays usable. Calls
+ * queued on `comm` before it run first. On error *newcomm is left unchanged on every rank. */
+STRATA_API strataResult_t strataCommSplit(strataComm_t comm, int color, int key,
+                                          strataComm_t* newcomm, strataConfig_t* config);
 
 /* strata extension (no NCCL equivalent): writes a readable description of the communicator's
  * hierarchy (levels, group sizes, fabrics, this rank's place) into buf, NUL-terminated and
@@ -146,6 +176,82 @@ STRATA_API strataResult_t strataReduceScatter(const void* sendbuff, void* recvbu
 STRATA_API strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                           strataDataType_t datatype, strataComm_t comm,
                                           strataStream_t stream);
+
+/* Copies `count` elements of `sendbuff` on rank `root` into `recvbuff` on every rank. sendbuff
+ * is read on the root only (it may be NULL elsewhere). In place when sendbuff == recvbuff. */
+STRATA_API strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                          strataDataType_t datatype, int root,
+                                          strataComm_t comm, strataStream_t stream);
+
+/* In-place broadcast (NCCL's legacy ncclBcast): strataBroadcast(buff, buff, ...). */
+STRATA_API strataResult_t strataBcast(void* buff, size_t count, strataDataType_t datatype,
+                                      int root, strataComm_t comm, strataStream_t stream);
+
+/* Reduces `count` elements of `sendbuff` across all ranks with `op` into `recvbuff` on rank
+ * `root`. recvbuff is written on the root only (it may be NULL elsewhere). In place when
+ * sendbuff == recvbuff. */
+STRATA_API strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                       strataDataType_t datatype, strataRedOp_t op, int root,
+                                       strataComm_t comm, strataStream_t stream);
+
+/* Point-to-point: sends `count` elements to rank `peer`, which must call strataRecv with the
+ * same count and type. Outside a group the call returns once the data left sendbuff (it may
+ * wait for the peer). Pairs that depend on each other (a ring, an exchange) must be issued
+ * inside strataGroupStart/strataGroupEnd, as with NCCL: a group posts all of them together, so
+ * they never deadlock whatever their order. Between two ranks, sends and receives match in
+ * the order they were issued. */
+STRATA_API strataResult_t strataSend(const void* sendbuff, size_t count,
+                                     strataDataType_t datatype, int peer, strataComm_t comm,
+                                     strataStream_t stream);
+STRATA_API strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatype,
+                                     int peer, strataComm_t comm, strataStream_t stream);
+
+/* Groups, with NCCL's semantics: calls between strataGroupStart and strataGroupEnd are
+ * validated and queued (each returns strataSuccess, or its argument error at once) and issued
+ * together at strataGroupEnd: the collectives of each communicator in call order, and all its
+ * sends and receives posted together, so matching pairs never deadlock. Host-buffer results are
+ * in place when strataGroupEnd returns; device-buffer calls are ordered on their streams.
+ * Groups nest (only the outermost End issues) and are per thread. strataGroupEnd returns the
+ * first error of the group's calls; strataGroupEnd without strataGroupStart is
+ * strataInvalidUsage. */
+STRATA_API strataResult_t strataGroupStart(void);
+STRATA_API strataResult_t strataGroupEnd(void);
+
+/* Nonblocking collectives on host buffers (MPI-3 style request handles). Each takes the
+ * arguments of its blocking counterpart, without the stream, and returns at once with
+ * *request set; the buffers must stay untouched until the request completes. A communicator
+ * runs its calls, blocking and nonblocking, in the order they were issued, on every rank: a
+ * blocking call issued while nonblocking ones are queued runs after them. With a progress
+ * thread (MPI initialised with MPI_THREAD_MULTIPLE, STRATA_PROGRESS=1) the communicator's own
+ * thread runs them while the caller computes; without one they run inside strataTest,
+ * strataWait and the communicator's blocking calls. A call that fails fails its request and
+ * every later call on the communicator (strataCommGetAsyncError reports it). Device buffers
+ * are refused (strataInvalidArgument): use the stream-ordered calls. */
+STRATA_API strataResult_t strataIAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                           strataDataType_t datatype, strataRedOp_t op,
+                                           strataComm_t comm, strataRequest_t* request);
+STRATA_API strataResult_t strataIReduceScatter(const void* sendbuff, void* recvbuff,
+                                               size_t recvcount, strataDataType_t datatype,
+                                               strataRedOp_t op, strataComm_t comm,
+                                               strataRequest_t* request);
+STRATA_API strataResult_t strataIAllGather(const void* sendbuff, void* recvbuff,
+                                           size_t sendcount, strataDataType_t datatype,
+                                           strataComm_t comm, strataRequest_t* request);
+STRATA_API strataResult_t strataIBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                           strataDataType_t datatype, int root,
+                                           strataComm_t comm, strataRequest_t* request);
+STRATA_API strataResult_t strataIReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                        strataDataType_t datatype, strataRedOp_t op, int root,
+                                        strataComm_t comm, strataRequest_t* request);
+
+/* Whether *request finished: *done = 1 and *request = NULL (the handle is freed) when it has,
+ * returning the call's result; *done = 0 and strataSuccess when it has not. Without a progress
+ * thread it runs the queued calls up to this one first, so it returns done. */
+STRATA_API strataResult_t strataTest(strataRequest_t* request, int* done);
+
+/* Waits until *request finished, frees it, sets *request = NULL and returns the call's result.
+ * Requests may be waited for in any order. */
+STRATA_API strataResult_t strataWait(strataRequest_t* request);
 
 #ifdef __cplusplus
 }

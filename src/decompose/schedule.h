@@ -27,6 +27,8 @@ namespace strata::plan {
 // The level a flat step runs on: the whole communicator, not one level's group.
 inline constexpr int kFlatLevel = -1;
 
+// A step of an allreduce, reduce-scatter or all-gather schedule (this file), or of a broadcast
+// or reduce schedule (decompose/rooted.h, which also defines the rooted kinds' fields).
 struct Step {
   Collective kind = Collective::kAllReduce;  // a step is a reduce-scatter, allreduce or all-gather
   int level = kFlatLevel;  // hierarchy level whose stage group runs it, or kFlatLevel
@@ -38,6 +40,9 @@ struct Step {
   // The step after which this rank's range holds fully reduced values: where strataAvg's one
   // division happens (the top allreduce, or the top reduce-scatter of a ring top stage).
   bool finishesReduction = false;
+  // Rooted steps (broadcast, reduce, scatter, gather): the root's position in the step's group;
+  // send and recv (at kFlatLevel): the peer's rank in the communicator. -1 otherwise.
+  int root = -1;
 };
 
 // Whether the hierarchy admits the hierarchical reduce-scatter/all-gather (it must be regular:
