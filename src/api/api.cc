@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "api/group.h"
 #include "api/guard.h"
 #include "api/handle.h"
 #include "bootstrap/mpi_bootstrap.h"
@@ -78,6 +79,32 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
     if (handle->impl->rank() == 0) logVersionOnce();
     registerComm(handle.get());
     *comm = handle.release();
+    return Status::ok();
+  });
+}
+
+strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm_t* newcomm,
+                               strataConfig_t* config) {
+  return guarded(comm, "strataCommSplit", [&]() -> Status {
+    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    if (newcomm == nullptr) return invalidArgument("newcomm is NULL");
+    if (color < 0 && color != STRATA_SPLIT_NOCOLOR) {
+      return invalidArgument("color " + std::to_string(color) +
+                             " is negative; use STRATA_SPLIT_NOCOLOR (-1) for no communicator");
+    }
+    if (config != nullptr && config->magic != STRATA_CONFIG_MAGIC) {
+      return invalidArgument("config was not initialised with STRATA_CONFIG_INITIALIZER");
+    }
+    if (inGroup()) return invalidUsage("strataCommSplit inside a group (strataGroupStart)");
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<core::Comm> child, comm->impl->split(color, key));
+    if (!child) {
+      *newcomm = nullptr;
+      return Status::ok();
+    }
+    auto handle = std::make_unique<strataComm>();
+    handle->impl = std::move(child);
+    registerComm(handle.get());
+    *newcomm = handle.release();
     return Status::ok();
   });
 }

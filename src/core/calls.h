@@ -1,5 +1,13 @@
-// Issuing a validated call on a communicator: where its buffers live decides how it runs.
+// Issuing validated calls on a communicator: where their buffers live decides how they run.
+//
+// Host buffers: a blocking call runs on the calling thread after every call queued before it;
+// a nonblocking call is queued on the engine (core/engine.h) and returns its ticket. Device
+// buffers: ordered on the caller's stream (core/device_side.h). A group's calls on one
+// communicator run together (dispatch.h: runGroup).
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "common/collective.h"
 #include "common/status.h"
@@ -8,8 +16,22 @@
 
 namespace strata::core {
 
-// Host buffers: after every call queued before it, on the calling thread; the result is in
-// place at return. Device buffers: ordered on `stream` (core/device_side.h).
+// One call of a group (strataGroupStart/End), as the C boundary validated it.
+struct GroupCall {
+  Call call;
+  strataStream_t stream = nullptr;
+  bool nonblocking = false;  // strataI*: the group need not wait for it
+};
+
 Status issue(Comm& c, const Call& call, strataStream_t stream);
+
+// A nonblocking call on host buffers: queued, returns its engine ticket at once. Device
+// buffers are refused (they have the stream-ordered calls).
+StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call);
+
+// A group's calls on `c`, in call order. Device calls run as one stream-ordered call gated on
+// every stream they name; host calls as one queued call, waited for unless all of them are
+// nonblocking. Returns the host call's ticket (0: the group had no host call).
+StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls);
 
 }  // namespace strata::core

@@ -104,6 +104,12 @@ class Comm {
   // with the same code. `threadMultiple`: the control plane's threads allow a progress thread.
   static StatusOr<std::unique_ptr<Comm>> create(std::unique_ptr<boot::Bootstrap> boot,
                                                 bool threadMultiple);
+  // strataCommSplit: collective over this communicator's ranks, after the calls queued on it.
+  // The members passing the same color >= 0 form a communicator ordered by (key, rank); one
+  // passing a negative color gets null. The new communicator's hierarchy is this one's,
+  // restricted to its members; its settings are this one's. On failure every rank returns
+  // the same error.
+  StatusOr<std::unique_ptr<Comm>> split(int color, int key);
   ~Comm();  // collective, unless abandon() was called; runs the calls still queued first
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -138,12 +144,15 @@ class Comm {
   ScheduleCache& schedules() { return schedules_; }  // reduce-scatter and all-gather steps
   Scratch& scratch() { return scratch_; }
   Engine& engine() { return *engine_; }
+  std::shared_ptr<Engine> sharedEngine() { return engine_; }  // for requests
   DeviceState* device() { return device_.get(); }
   void setDevice(std::unique_ptr<DeviceState, DeviceStateDeleter> d) { device_ = std::move(d); }
 
  private:
   Comm() = default;
   Status init(bool threadMultiple);
+  // A split's init: the hierarchy and settings come from the parent.
+  Status initFrom(const Comm& parent, topo::Hierarchy hierarchy);
   Status buildHierarchy();
   Status buildLevels();
   Status loadPlans();
@@ -171,8 +180,9 @@ class Comm {
   ScheduleCache schedules_;
   Scratch scratch_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
-  // Declared last, destroyed first: it runs the queued calls, which use everything above.
-  std::unique_ptr<Engine> engine_;
+  // Declared last, stopped first: it runs the queued calls, which use everything above.
+  // Shared with the requests of nonblocking calls, which may outlive the communicator.
+  std::shared_ptr<Engine> engine_;
 };
 
 }  // namespace strata::core

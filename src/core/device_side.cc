@@ -3,6 +3,7 @@
 #ifdef STRATA_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -24,7 +25,7 @@ namespace strata::core {
 
 StatusOr<Place> placeOf(const Comm&, const void*, const void*) { return Place::kHost; }
 
-Status submitDevice(Comm&, const Call&, strataStream_t) {
+Status submitDevice(Comm&, const std::vector<Call>&, const std::vector<strataStream_t>&) {
   return internalError("a device call in a build without CUDA");
 }
 
@@ -59,6 +60,10 @@ struct DeviceState {
 void DeviceStateDeleter::operator()(DeviceState* d) const { delete d; }
 
 namespace {
+
+std::tuple<int, size_t, int> keyOf(const Call& call) {
+  return std::make_tuple(static_cast<int>(call.coll), call.count, static_cast<int>(call.type));
+}
 
 // Device memory on the communicator's stream; each group's device fabric.
 class DeviceExecutor final : public Executor {
@@ -144,17 +149,37 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
   return boot::agree(c.bootstrap(), first);
 }
 
-// Runs a prepared call on device buffers; the result is in place at return.
-Status runOnDevice(Comm& c, const Prepared& p) {
+// Runs prepared calls on device buffers; the results are in place at return.
+Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
   DeviceState& d = *c.device();
   STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
   DeviceExecutor x(d);
-  Status st = run(c, x, p);
+  Status st = calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
   const cudaError_t rc = cudaStreamSynchronize(d.stream);
   if (st.isOk() && rc != cudaSuccess) {
     st = cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__);
   }
   return st;
+}
+
+// Collective setup for `calls` when one of them is new: the device state, the device fabrics.
+Status setUp(Comm& c, const std::vector<Prepared>& calls) {
+  bool fresh = c.device() == nullptr;
+  for (const Prepared& p : calls) fresh = fresh || c.device()->prepared.count(keyOf(p.call)) == 0;
+  if (!fresh) return Status::ok();
+  // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
+  // queued calls first.
+  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  STRATA_RETURN_IF_ERROR(
+      boot::agree(c.bootstrap(), c.device() != nullptr ? Status::ok() : makeState(c)));
+  std::vector<LevelGroup*> groups;
+  for (const Prepared& p : calls) {
+    const std::vector<LevelGroup*> mine = groupsOf(c, p);
+    groups.insert(groups.end(), mine.begin(), mine.end());
+  }
+  STRATA_RETURN_IF_ERROR(ensureDeviceFabrics(c, groups));
+  for (const Prepared& p : calls) c.device()->prepared.insert(keyOf(p.call));
+  return Status::ok();
 }
 
 }  // namespace
@@ -183,39 +208,52 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv) {
   return Place::kDevice;
 }
 
-Status submitDevice(Comm& c, const Call& call, strataStream_t stream) {
-  if (call.count == 0) return Status::ok();  // nothing to order on the stream
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
-  const auto key =
-      std::make_tuple(static_cast<int>(call.coll), call.count, static_cast<int>(call.type));
-  if (c.device() == nullptr || c.device()->prepared.count(key) == 0) {
-    // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
-    // queued calls first.
-    STRATA_RETURN_IF_ERROR(c.engine().drain());
-    STRATA_RETURN_IF_ERROR(
-        boot::agree(c.bootstrap(), c.device() != nullptr ? Status::ok() : makeState(c)));
-    STRATA_RETURN_IF_ERROR(ensureDeviceFabrics(c, groupsOf(c, p)));
-    c.device()->prepared.insert(key);
+Status submitDevice(Comm& c, const std::vector<Call>& calls,
+                    const std::vector<strataStream_t>& streams) {
+  std::vector<Prepared> prepared;
+  std::vector<cudaStream_t> gated;  // the distinct streams of calls with something to do
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].count == 0) continue;  // nothing to order on its stream
+    STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, calls[i]));
+    prepared.push_back(p);
+    const auto s = reinterpret_cast<cudaStream_t>(streams[i]);
+    if (std::find(gated.begin(), gated.end(), s) == gated.end()) gated.push_back(s);
   }
+  if (prepared.empty()) return Status::ok();
+  STRATA_RETURN_IF_ERROR(setUp(c, prepared));
   STRATA_RETURN_IF_ERROR(c.engine().error());
   DeviceState& d = *c.device();
-  const auto user = reinterpret_cast<cudaStream_t>(stream);
   if (!d.gate) {
-    // No progress thread: the stream's earlier work first, then the call, done at return.
-    STRATA_CUDA_CHECK(cudaStreamSynchronize(user));
-    return runOnDevice(c, p);
+    // No progress thread: the streams' earlier work first, then the calls, done at return.
+    for (cudaStream_t s : gated) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
+    return runOnDevice(c, prepared);
   }
-  STRATA_ASSIGN_OR_RETURN(gpu::StreamGate::Ticket ticket, d.gate->hold(user, d.gated + 1));
-  ++d.gated;
-  c.engine().submit([&c, p, ticket](const Status& earlier) {
+  // One ticket per stream; the last one's release frees them all (the gate's counter only
+  // grows). A failure part-way leaves the held tickets to be released by a task that does
+  // nothing, so that no stream waits for ever.
+  std::vector<gpu::StreamGate::Ticket> tickets;
+  Status held = Status::ok();
+  for (cudaStream_t s : gated) {
+    StatusOr<gpu::StreamGate::Ticket> t = d.gate->hold(s, d.gated + 1);
+    if (!t.isOk()) {
+      held = t.status();
+      break;
+    }
+    ++d.gated;
+    tickets.push_back(t.value());
+  }
+  if (tickets.empty()) return held;
+  c.engine().submit([&c, prepared, tickets, held](const Status& earlier) {
     DeviceState& state = *c.device();
-    Status st = earlier;
-    if (st.isOk()) st = state.gate->waitReady(ticket);
-    if (st.isOk()) st = runOnDevice(c, p);
-    state.gate->release(ticket);  // after a failure too: no stream waits for ever
+    Status st = earlier.isOk() ? held : earlier;
+    for (const gpu::StreamGate::Ticket& t : tickets) {
+      if (st.isOk()) st = state.gate->waitReady(t);
+    }
+    if (st.isOk()) st = runOnDevice(c, prepared);
+    for (const gpu::StreamGate::Ticket& t : tickets) state.gate->release(t);
     return st;
   });
-  return Status::ok();
+  return held;
 }
 
 #endif  // STRATA_HAVE_CUDA

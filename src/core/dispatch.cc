@@ -142,6 +142,20 @@ Status allGather(Comm& c, Executor& x, const Call& k) {
   return Status::ok();
 }
 
+bool pointToPoint(Collective coll) {
+  return coll == Collective::kSend || coll == Collective::kRecv;
+}
+
+fabric::PeerOp peerOp(const Call& k) {
+  fabric::PeerOp op;
+  op.send = k.coll == Collective::kSend;
+  op.buf = op.send ? const_cast<void*>(k.send) : k.recv;
+  op.count = k.count;
+  op.type = k.type;
+  op.peer = k.root;
+  return op;
+}
+
 // The plans of an allreduce's passes, as allReduce() walks them: `pick` gives the plan for a
 // pass of n elements.
 template <typename Pick>
@@ -195,9 +209,30 @@ Status run(Comm& c, Executor& x, const Prepared& p) {
       return reduceScatter(c, x, p.call);
     case Collective::kAllGather:
       return allGather(c, x, p.call);
+    case Collective::kSend:
+    case Collective::kRecv: {
+      const fabric::PeerOp op = peerOp(p.call);
+      STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+      return flat->exchange(&op, 1);
+    }
     default:
       return internalError(std::string("no dispatcher for ") + collectiveName(p.call.coll));
   }
+}
+
+Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls) {
+  std::vector<fabric::PeerOp> ops;
+  for (const Prepared& p : calls) {
+    if (pointToPoint(p.call.coll)) ops.push_back(peerOp(p.call));
+  }
+  if (!ops.empty()) {
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+    STRATA_RETURN_IF_ERROR(flat->exchange(ops.data(), ops.size()));
+  }
+  for (const Prepared& p : calls) {
+    if (!pointToPoint(p.call.coll)) STRATA_RETURN_IF_ERROR(run(c, x, p));
+  }
+  return Status::ok();
 }
 
 Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,

@@ -39,6 +39,10 @@ std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p);
 
 // Runs a prepared call on `x`'s memory. No setup: any thread that runs the comm's calls.
 Status run(Comm& c, Executor& x, const Prepared& p);
+// Runs a group's calls (strataGroupStart/End) on one communicator: every send and receive in
+// one exchange (posted together, so pairs never deadlock), then the collectives in call order.
+// Every rank applies the same rule, so the collectives meet in the same order everywhere.
+Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls);
 
 // An allreduce on host buffers under a given plan, after the queued calls (tools and tests).
 Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv, size_t count,

@@ -4,7 +4,7 @@
 
 namespace strata::core {
 
-Engine::~Engine() {
+void Engine::stop() {
   if (thread_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -32,7 +32,10 @@ class Engine {
 
   // threaded: a progress thread (started on the first submit) runs queued calls.
   explicit Engine(bool threaded) : threaded_(threaded) {}
-  ~Engine();  // runs what is still queued, then stops the thread
+  ~Engine() { stop(); }
+  // Runs what is still queued and stops the thread. The communicator calls it when it goes;
+  // the engine itself may live on (requests hold it) to answer test() and wait().
+  void stop();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 

@@ -21,7 +21,7 @@ StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> bo
   c->rank_ = c->boot_->rank();
   c->size_ = c->boot_->size();
   // The engine exists from the start, so that the destructor can always drain it.
-  c->engine_ = std::make_unique<Engine>(false);
+  c->engine_ = std::make_shared<Engine>(false);
   STRATA_RETURN_IF_ERROR(c->init(threadMultiple));
   STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d hierarchy %s (%s)",
               static_cast<void*>(c.get()), c->rank_, c->size_, c->hierarchy_.describe().c_str(),
@@ -37,7 +37,7 @@ Status Comm::init(bool threadMultiple) {
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;
   costParams_.fabrics = fabric::allTraits();
-  engine_ = std::make_unique<Engine>(settings_.progressThread && threadMultiple);
+  engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(buildLevels());
   STRATA_RETURN_IF_ERROR(loadPlans());
@@ -48,7 +48,10 @@ Status Comm::init(bool threadMultiple) {
 Comm::~Comm() {
   // Queued calls run first (they use every group below). Their errors were reported by the
   // calls that failed, or by strataCommGetAsyncError.
-  if (engine_) (void)engine_->drain();
+  if (engine_) {
+    (void)engine_->drain();
+    engine_->stop();
+  }
   engine_.reset();
   plans_.clear();
   forcedPlans_.clear();

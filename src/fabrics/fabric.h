@@ -5,9 +5,11 @@
 // displacements are in elements. Ops are strataSum/Prod/Max/Min: strataAvg is finished by the
 // dispatcher (one division), never by a fabric.
 //
-// Layout contract for reduceScatter/allGather: all members pass the same `counts` (one per
-// member, any may be 0) and the blocks are contiguous in member order, so block j starts at
-// displs[j] = counts[0] + ... + counts[j-1] and the range holds the sum of the counts.
+// Layout contract for reduceScatter/allGather/scatter/gather: all members pass the same
+// `counts` (one per member, any may be 0) and the blocks are contiguous in member order, so
+// block j starts at displs[j] = counts[0] + ... + counts[j-1] and the range holds the sum of
+// the counts. Rooted operations take the root's position in the group; every member passes the
+// same root, count and type.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,15 @@
 #include "strata/strata.h"
 
 namespace strata::fabric {
+
+// One point-to-point operation of an exchange (Fabric::exchange).
+struct PeerOp {
+  bool send = true;
+  void* buf = nullptr;  // read for a send, written for a receive
+  size_t count = 0;
+  strataDataType_t type = strataFloat32;
+  int peer = 0;  // a member's position in the group (this member itself is allowed)
+};
 
 class Fabric {
  public:
@@ -39,6 +50,32 @@ class Fabric {
   // Every member receives the reduction of all members' `in`. In place when in == out.
   virtual Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                            strataRedOp_t op) = 0;
+
+  // Member `root`'s `in` (count elements) into every member's `out`; `in` is read on the root
+  // only. In place when in == out.
+  virtual Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                           int root) = 0;
+
+  // The reduction of every member's `in` into member `root`'s `out` (written there only; other
+  // members may pass out == in or any pointer). In place when in == out.
+  virtual Status reduce(const void* in, void* out, size_t count, strataDataType_t type,
+                        strataRedOp_t op, int root) = 0;
+
+  // Member `root`'s range `in` (read there only): member j receives block j in `out`
+  // (counts[j] elements). In place on the root when out == in + displs[root].
+  virtual Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                         strataDataType_t type, int root) = 0;
+
+  // Member j's block `in` (counts[j] elements) into member `root`'s range `out` (written there
+  // only). In place on the root when in == out + displs[root].
+  virtual Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                        strataDataType_t type, int root) = 0;
+
+  // Point-to-point: every operation is posted together and all have finished at return, so
+  // matching pairs never deadlock whatever their order on either side. Between two members,
+  // sends and receives match in the order they appear; a send and its receive have the same
+  // count and type. No buffer is used by two operations.
+  virtual Status exchange(const PeerOp* ops, size_t n) = 0;
 
   // The same allreduce, started and finished apart (the dispatcher's pipeline overlaps it with
   // other fabrics' work). At most one is in flight per fabric; the buffers must stay untouched

@@ -128,6 +128,21 @@ bool Hierarchy::isRegular() const {
   return true;
 }
 
+StatusOr<Hierarchy> Hierarchy::subset(const std::vector<int>& ranks) const {
+  if (ranks.empty()) return invalidArgument("a hierarchy of no ranks");
+  std::vector<std::vector<std::string>> keys;
+  for (int r : ranks) {
+    if (r < 0 || r >= numRanks()) {
+      return invalidArgument("rank " + std::to_string(r) + " is not in the hierarchy");
+    }
+    std::vector<std::string> k;
+    for (int l = 0; l < numLevels(); ++l) k.push_back(std::to_string(groups_[r][l]));
+    keys.push_back(std::move(k));
+  }
+  STRATA_ASSIGN_OR_RETURN(Hierarchy h, fromKeys(levels_, keys));
+  return h.withoutTrivialLevels();
+}
+
 Hierarchy Hierarchy::withoutTrivialLevels() const {
   std::vector<int> keep;
   for (int l = 0; l < numLevels(); ++l) {

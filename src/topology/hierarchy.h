@@ -70,6 +70,12 @@ class Hierarchy {
   // keeps at least one level.
   Hierarchy withoutTrivialLevels() const;
 
+  // The hierarchy of some of the ranks (strataCommSplit): rank i of the result is rank
+  // ranks[i] of this one; each keeps its groups at every level (so the levels, their links and
+  // fabrics carry over), and levels left trivial are dropped. `ranks` must be distinct and in
+  // range.
+  StatusOr<Hierarchy> subset(const std::vector<int>& ranks) const;
+
   // "socket(2) x node(2) x rack(2)"; irregular levels show their range, e.g. "node(3..4)".
   std::string describe() const;
 

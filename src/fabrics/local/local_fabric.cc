@@ -31,6 +31,40 @@ class LocalFabric final : public Fabric {
     return copy(at(out, displs[0], ts), in, counts[0] * ts);
   }
 
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                   int) override {
+    return copy(out, in, count * dataTypeSize(type));
+  }
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t,
+                int) override {
+    return copy(out, in, count * dataTypeSize(type));
+  }
+  Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                 strataDataType_t type, int) override {
+    const size_t ts = dataTypeSize(type);
+    return copy(out, at(in, displs[0], ts), counts[0] * ts);
+  }
+  Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                strataDataType_t type, int) override {
+    const size_t ts = dataTypeSize(type);
+    return copy(at(out, displs[0], ts), in, counts[0] * ts);
+  }
+  // The only peer is this member: the k-th send goes to the k-th receive.
+  Status exchange(const PeerOp* ops, size_t n) override {
+    size_t next = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (ops[i].send) continue;
+      while (next < n && !ops[next].send) ++next;
+      if (next == n) return internalError("local fabric: a receive without a send");
+      STRATA_CUDA_CHECK(cudaMemcpyAsync(ops[i].buf, ops[next].buf,
+                                        ops[i].count * dataTypeSize(ops[i].type),
+                                        cudaMemcpyDeviceToDevice, stream_));
+      ++next;
+    }
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return Status::ok();
+  }
+
  private:
   Status copy(void* dst, const void* src, size_t bytes) {
     if (dst != src && bytes > 0) {

@@ -7,6 +7,7 @@
 #include "bootstrap/mpi_bootstrap.h"
 #include "common/datatype.h"
 #include "common/mpi_check.h"
+#include "fabrics/mpi/mpi_p2p.h"
 #include "fabrics/mpi/mpi_ring.h"
 #include "fabrics/mpi/mpi_types.h"
 
@@ -21,7 +22,8 @@ class MpiFabric final : public Fabric {
         size_(size),
         counts_(size),
         displs_(size),
-        ring_(comm, rank, size) {}
+        ring_(comm, rank, size),
+        p2p_(comm) {}
 
   ~MpiFabric() override { releaseMpiOps(); }
 
@@ -71,6 +73,48 @@ class MpiFabric final : public Fabric {
                                    mpiOp(type, op), comm_));
     return Status::ok();
   }
+
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                   int root) override {
+    if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
+    if (rank_ == root && in != out) std::memcpy(out, in, count * dataTypeSize(type));
+    STRATA_MPI_CHECK(MPI_Bcast(out, static_cast<int>(count), mpiDatatype(type), root, comm_));
+    return Status::ok();
+  }
+
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
+                int root) override {
+    if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
+    const bool inPlace = rank_ == root && in == out;
+    STRATA_MPI_CHECK(MPI_Reduce(inPlace ? MPI_IN_PLACE : in, rank_ == root ? out : nullptr,
+                                static_cast<int>(count), mpiDatatype(type), mpiOp(type, op), root,
+                                comm_));
+    return Status::ok();
+  }
+
+  Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                 strataDataType_t type, int root) override {
+    STRATA_RETURN_IF_ERROR(toIntCounts(counts, displs));
+    const MPI_Datatype dt = mpiDatatype(type);
+    const bool inPlace =
+        rank_ == root && out == static_cast<const char*>(in) + displs[rank_] * dataTypeSize(type);
+    STRATA_MPI_CHECK(MPI_Scatterv(in, counts_.data(), displs_.data(), dt,
+                                  inPlace ? MPI_IN_PLACE : out, counts_[rank_], dt, root, comm_));
+    return Status::ok();
+  }
+
+  Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                strataDataType_t type, int root) override {
+    STRATA_RETURN_IF_ERROR(toIntCounts(counts, displs));
+    const MPI_Datatype dt = mpiDatatype(type);
+    const bool inPlace =
+        rank_ == root && in == static_cast<const char*>(out) + displs[rank_] * dataTypeSize(type);
+    STRATA_MPI_CHECK(MPI_Gatherv(inPlace ? MPI_IN_PLACE : in, counts_[rank_], dt, out,
+                                 counts_.data(), displs_.data(), dt, root, comm_));
+    return Status::ok();
+  }
+
+  Status exchange(const PeerOp* ops, size_t n) override { return p2p_.run(ops, n); }
 
   // Large calls run the point-to-point ring (mpi_ring.h: both link directions busy at once);
   // small ones MPI_Iallreduce, whose latency-bound algorithms suit them.
@@ -134,6 +178,7 @@ class MpiFabric final : public Fabric {
   static constexpr size_t kRingMinBytes = 64 << 10;
   MPI_Request request_ = MPI_REQUEST_NULL;  // a small allreduce in flight (allReduceStart)
   RingAllReduce ring_;                      // a large one
+  PeerExchange p2p_;                        // exchange()
   Status testError_ = Status::ok();         // a failed test of either, for allReduceWait
 };
 

@@ -77,6 +77,26 @@ class MpiCudaFabric final : public Fabric {
     return Status::ok();
   }
 
+  // The rooted operations and point-to-point are rare next to the allreduce path: they go
+  // through the staged fabric, which handles every type and layout.
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                   int root) override {
+    return staged_->broadcast(in, out, count, type, root);
+  }
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
+                int root) override {
+    return staged_->reduce(in, out, count, type, op, root);
+  }
+  Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                 strataDataType_t type, int root) override {
+    return staged_->scatter(in, out, counts, displs, type, root);
+  }
+  Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                strataDataType_t type, int root) override {
+    return staged_->gather(in, out, counts, displs, type, root);
+  }
+  Status exchange(const PeerOp* ops, size_t n) override { return staged_->exchange(ops, n); }
+
  private:
   // MPI's int counts, or false when one does not fit.
   bool intLayout(const size_t* counts, const size_t* displs) {

@@ -2,7 +2,8 @@
 // CUDA support). What MPI cannot do on device memory here goes through the staged fabric: the
 // reductions of fp16, bf16, int8 and uint8 (strata's user ops read host memory), in-place
 // reduce-scatters (MPI leaves the block at the start of the range, and moving it on the GPU
-// could overlap) and layouts past MPI's int counts. Only built with CUDA.
+// could overlap), layouts past MPI's int counts, and the rooted operations and point-to-point.
+// Only built with CUDA.
 #pragma once
 
 #include <memory>

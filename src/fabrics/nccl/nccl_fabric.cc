@@ -119,7 +119,84 @@ class NcclFabric final : public Fabric {
 
   Status allReduceWait() override { return finish(Status::ok()); }
 
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                   int root) override {
+    if (count == 0) return Status::ok();
+    return finish(STRATA_NCCL_STATUS(
+        ncclBroadcast(in, out, count, toNccl(type), root, comm_, stream_), comm_));
+  }
+
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
+                int root) override {
+    if (count == 0) return Status::ok();
+    return finish(STRATA_NCCL_STATUS(
+        ncclReduce(in, out, count, toNccl(type), toNccl(op), root, comm_, stream_), comm_));
+  }
+
+  // NCCL has no scatter or gather: point-to-point from (to) the root, in one NCCL group, the
+  // root's own block copied on the stream.
+  Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                 strataDataType_t type, int root) override {
+    const size_t ts = dataTypeSize(type);
+    if (rank_ != root) {
+      if (counts[rank_] == 0) return Status::ok();
+      return finish(STRATA_NCCL_STATUS(
+          ncclRecv(out, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
+    }
+    STRATA_RETURN_IF_ERROR(copyOwn(out, at(in, displs[root], ts), counts[root] * ts));
+    return finish(grouped("ncclSend", counts, [&](int j) {
+      return j == root ? ncclSuccess
+                       : ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_,
+                                  stream_);
+    }));
+  }
+
+  Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                strataDataType_t type, int root) override {
+    const size_t ts = dataTypeSize(type);
+    if (rank_ != root) {
+      if (counts[rank_] == 0) return Status::ok();
+      return finish(STRATA_NCCL_STATUS(
+          ncclSend(in, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
+    }
+    STRATA_RETURN_IF_ERROR(copyOwn(at(out, displs[root], ts), in, counts[root] * ts));
+    return finish(grouped("ncclRecv", counts, [&](int j) {
+      return j == root ? ncclSuccess
+                       : ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_,
+                                  stream_);
+    }));
+  }
+
+  Status exchange(const PeerOp* ops, size_t n) override {
+    for (size_t i = 0; i < n;) {
+      STRATA_NCCL_CHECK(ncclGroupStart(), comm_);
+      ncclResult_t failed = ncclSuccess;
+      for (int k = 0; i < n && k < kMaxGroupOps && failed == ncclSuccess; ++i) {
+        const PeerOp& op = ops[i];
+        if (op.count == 0) continue;
+        ++k;
+        failed = op.send ? ncclSend(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_)
+                         : ncclRecv(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_);
+      }
+      if (failed != ncclSuccess) {
+        Status st = ncclFailure("ncclSend/ncclRecv", failed, comm_, __FILE__, __LINE__);
+        (void)ncclGroupEnd();
+        healthy_ = false;
+        return st;
+      }
+      STRATA_NCCL_CHECK(ncclGroupEnd(), comm_);
+    }
+    return finish(Status::ok());
+  }
+
  private:
+  // The root's own block of a scatter or gather, on the stream (nothing in place).
+  Status copyOwn(void* dst, const void* src, size_t bytes) {
+    if (dst == src || bytes == 0) return Status::ok();
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    return Status::ok();
+  }
+
   // NCCL allows at most this many operations between ncclGroupStart and ncclGroupEnd.
   static constexpr int kMaxGroupOps = 2048;
 

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/mpi_check.h"
 #include "common/reduce.h"
+#include "fabrics/mpi/mpi_fabric.h"
 #include "fabrics/shm/shm_barrier.h"
 
 // Protocol. Every operation on a piece ("round") uses one of the two slot buffers, alternating
@@ -47,8 +48,9 @@ void copy(void* dst, const void* src, size_t bytes) {
 
 class ShmFabric final : public Fabric {
  public:
-  ShmFabric(MPI_Comm comm, int rank, int size, size_t slotBytes)
-      : comm_(comm),
+  ShmFabric(MPI_Comm comm, int rank, int size, size_t slotBytes, std::unique_ptr<Fabric> mpi)
+      : mpi_(std::move(mpi)),
+        comm_(comm),
         rank_(rank),
         size_(size),
         slotBytes_(slotBytes),
@@ -129,6 +131,27 @@ class ShmFabric final : public Fabric {
     reduceMany(out, srcs_.data(), size_, count, type, op);
     return Status::ok();
   }
+
+  // The rooted operations and point-to-point go through MPI on the group's communicator (its
+  // shared-memory transport): a broadcast of weights or a reduce to one rank is rare next to
+  // the allreduces, reduce-scatters and all-gathers the slots serve.
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                   int root) override {
+    return mpi_->broadcast(in, out, count, type, root);
+  }
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
+                int root) override {
+    return mpi_->reduce(in, out, count, type, op, root);
+  }
+  Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                 strataDataType_t type, int root) override {
+    return mpi_->scatter(in, out, counts, displs, type, root);
+  }
+  Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                strataDataType_t type, int root) override {
+    return mpi_->gather(in, out, counts, displs, type, root);
+  }
+  Status exchange(const PeerOp* ops, size_t n) override { return mpi_->exchange(ops, n); }
 
   // Pieces take the same fraction of every block: round c of K holds elements
   // [counts[j]*c/K, counts[j]*(c+1)/K) of block j, packed in member order.
@@ -216,7 +239,8 @@ class ShmFabric final : public Fabric {
     }
   }
 
-  MPI_Comm comm_;  // the group's bootstrap's
+  std::unique_ptr<Fabric> mpi_;  // the rooted operations and point-to-point
+  MPI_Comm comm_;                // the group's bootstrap's
   int rank_, size_;
   size_t slotBytes_;
   MPI_Win win_ = MPI_WIN_NULL;
@@ -255,7 +279,8 @@ StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& b, Fabric*,
                            " of them share this rank's host); use fabric mpi for this level");
   }
   slotBytes = std::max<size_t>(slotBytes, 64 * 1024) / kAlign * kAlign;
-  auto f = std::make_unique<ShmFabric>(group, rank, size, slotBytes);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Fabric> mpi, createMpiFabric(b, nullptr, options));
+  auto f = std::make_unique<ShmFabric>(group, rank, size, slotBytes, std::move(mpi));
   STRATA_RETURN_IF_ERROR(f->init());
   STRATA_TRACE(kSubsysFabric, "shm fabric: %d members, 2 slots of %zu bytes each", size, slotBytes);
   return std::unique_ptr<Fabric>(std::move(f));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <vector>
 
 #include "common/buffer.h"
 #include "common/cuda_check.h"
@@ -44,6 +45,7 @@ class StagedFabric final : public Fabric {
       }
     }
     if (start_ != nullptr) (void)cudaEventDestroy(start_);
+    if (bounce_ != nullptr) (void)cudaFreeHost(bounce_);
     if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   }
 
@@ -94,6 +96,76 @@ class StagedFabric final : public Fabric {
     });
   }
 
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
+                   int root) override {
+    return run(range(Collective::kBroadcast, count, root), in, out, type,
+               [&](char* slot, const Chunk& c) {
+                 return host_->broadcast(slot, slot, c.hostCount, type, root);
+               });
+  }
+
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
+                int root) override {
+    return run(range(Collective::kReduce, count, root), in, out, type,
+               [&](char* slot, const Chunk& c) {
+                 return host_->reduce(slot, slot, c.hostCount, type, op, root);
+               });
+  }
+
+  Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                 strataDataType_t type, int root) override {
+    Layout l = blocks(Collective::kScatter, counts, displs);
+    l.root = root;
+    const size_t ts = dataTypeSize(type);
+    return run(l, in, out, type, [&](char* slot, const Chunk& c) {
+      return host_->scatter(slot, at(slot, c.hostDispls[l.me], ts), c.hostCounts.data(),
+                            c.hostDispls.data(), type, root);
+    });
+  }
+
+  Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                strataDataType_t type, int root) override {
+    Layout l = blocks(Collective::kGather, counts, displs);
+    l.root = root;
+    const size_t ts = dataTypeSize(type);
+    return run(l, in, out, type, [&](char* slot, const Chunk& c) {
+      return host_->gather(at(slot, c.hostDispls[l.me], ts), slot, c.hostCounts.data(),
+                           c.hostDispls.data(), type, root);
+    });
+  }
+
+  // Point-to-point is not cut into chunks (the peers' operations need not line up): every
+  // operation gets its own place in one pinned bounce buffer, sends are copied down, the host
+  // fabric exchanges, receives are copied up.
+  Status exchange(const PeerOp* ops, size_t n) override {
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += ops[i].count * dataTypeSize(ops[i].type);
+    STRATA_RETURN_IF_ERROR(ensureBounce(total));
+    hostOps_.assign(ops, ops + n);
+    size_t off = 0;
+    for (PeerOp& op : hostOps_) {
+      void* device = op.buf;
+      op.buf = bounce_ + off;
+      const size_t bytes = op.count * dataTypeSize(op.type);
+      if (op.send && bytes > 0) {
+        STRATA_CUDA_CHECK(
+            cudaMemcpyAsync(op.buf, device, bytes, cudaMemcpyDeviceToHost, stream_));
+      }
+      off += bytes;
+    }
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));  // after the stream's earlier work too
+    STRATA_RETURN_IF_ERROR(host_->exchange(hostOps_.data(), hostOps_.size()));
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = ops[i].count * dataTypeSize(ops[i].type);
+      if (!ops[i].send && bytes > 0) {
+        STRATA_CUDA_CHECK(cudaMemcpyAsync(ops[i].buf, hostOps_[i].buf, bytes,
+                                          cudaMemcpyHostToDevice, stream_));
+      }
+    }
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return Status::ok();
+  }
+
  private:
   static constexpr int kSlots = 3;
 
@@ -105,6 +177,28 @@ class StagedFabric final : public Fabric {
     l.counts = counts;
     l.displs = displs;
     return l;
+  }
+
+  Layout range(Collective kind, size_t count, int root) const {
+    Layout l;
+    l.kind = kind;
+    l.count = count;
+    l.members = host_->size();
+    l.me = host_->rank();
+    l.root = root;
+    return l;
+  }
+
+  // A pinned buffer of at least `bytes` for exchange(), kept for the next call.
+  Status ensureBounce(size_t bytes) {
+    if (bytes <= bounceBytes_) return Status::ok();
+    if (bounce_ != nullptr) STRATA_CUDA_CHECK(cudaFreeHost(bounce_));
+    bounce_ = nullptr;
+    bounceBytes_ = 0;
+    STRATA_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&bounce_), bytes,
+                                    cudaHostAllocPortable));
+    bounceBytes_ = bytes;
+    return Status::ok();
   }
 
   char* slot(size_t k) { return slots_ + (k % kSlots) * slotBytes_; }
@@ -181,6 +275,9 @@ class StagedFabric final : public Fabric {
   cudaEvent_t start_ = nullptr;
   std::array<cudaEvent_t, kSlots> filled_{}, drained_{};
   std::array<Chunk, kSlots> chunks_;  // the chunk each slot holds
+  char* bounce_ = nullptr;            // exchange()'s pinned buffer
+  size_t bounceBytes_ = 0;
+  std::vector<PeerOp> hostOps_;  // exchange()'s operations on the bounce buffer
 };
 
 }  // namespace

@@ -5,6 +5,12 @@
 namespace strata::fabric::staging {
 namespace {
 
+// Whether the call is one range (cut into element chunks) rather than blocks.
+bool ranged(Collective kind) {
+  return kind == Collective::kAllReduce || kind == Collective::kBroadcast ||
+         kind == Collective::kReduce;
+}
+
 // The longest block: the number of columns the call has.
 size_t longestBlock(const Layout& l) {
   size_t most = 0;
@@ -15,12 +21,12 @@ size_t longestBlock(const Layout& l) {
 }  // namespace
 
 size_t columnsPerChunk(const Layout& l, size_t slotElements) {
-  if (l.kind == Collective::kAllReduce) return std::max<size_t>(1, slotElements);
+  if (ranged(l.kind)) return std::max<size_t>(1, slotElements);
   return std::max<size_t>(1, slotElements / static_cast<size_t>(l.members));
 }
 
 size_t numChunks(const Layout& l, size_t cols) {
-  const size_t span = l.kind == Collective::kAllReduce ? l.count : longestBlock(l);
+  const size_t span = ranged(l.kind) ? l.count : longestBlock(l);
   return (span + cols - 1) / cols;
 }
 
@@ -28,11 +34,12 @@ void makeChunk(const Layout& l, size_t cols, size_t k, Chunk* out) {
   out->in.clear();
   out->out.clear();
   const size_t first = k * cols;
-  if (l.kind == Collective::kAllReduce) {
+  const bool root = l.me == l.root;
+  if (ranged(l.kind)) {
     const size_t n = std::min(cols, l.count - first);
     out->hostCount = n;
-    out->in.push_back(Copy{first, 0, n});
-    out->out.push_back(Copy{first, 0, n});
+    if (l.kind != Collective::kBroadcast || root) out->in.push_back(Copy{first, 0, n});
+    if (l.kind != Collective::kReduce || root) out->out.push_back(Copy{first, 0, n});
     return;
   }
   out->hostCounts.assign(l.members, 0);
@@ -42,16 +49,17 @@ void makeChunk(const Layout& l, size_t cols, size_t k, Chunk* out) {
     const size_t n = l.counts[j] > first ? std::min(cols, l.counts[j] - first) : 0;
     out->hostCounts[j] = n;
     out->hostDispls[j] = packed;
-    // Reduce-scatter: every block's piece in from the range, this member's out to its block.
-    // All-gather: this member's piece in from its block, every piece out to the range.
-    const Copy ranged{l.displs[j] + first, packed, n}, own{first, packed, n};
+    // Reduce-scatter (scatter: on the root only): every block's piece in from the range; this
+    // member's out to its block. All-gather (gather): this member's piece in from its block;
+    // every piece out to the range (gather: on the root only).
+    const Copy whole{l.displs[j] + first, packed, n}, own{first, packed, n};
     if (n > 0) {
-      if (l.kind == Collective::kReduceScatter) {
-        out->in.push_back(ranged);
+      if (l.kind == Collective::kReduceScatter || l.kind == Collective::kScatter) {
+        if (l.kind == Collective::kReduceScatter || root) out->in.push_back(whole);
         if (j == l.me) out->out.push_back(own);
       } else {
         if (j == l.me) out->in.push_back(own);
-        out->out.push_back(ranged);
+        if (l.kind == Collective::kAllGather || root) out->out.push_back(whole);
       }
     }
     packed += n;

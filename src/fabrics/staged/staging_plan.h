@@ -4,10 +4,14 @@
 // A chunk is one host collective on the slot, with the copies that fill the slot from the
 // device (in) and empty it back (out). Offsets and counts are in elements:
 //   allreduce:      chunk k covers elements [k*cols, (k+1)*cols) of the range;
+//   broadcast:      the same elements; only the root's go in, everyone's come back;
+//   reduce:         the same elements; everyone's go in, only the root's come back;
 //   reduce-scatter: chunk k covers columns [k*cols, (k+1)*cols) of every member's block, packed
 //                   in member order in the slot (block j's piece at hostDispls[j]); the slot
 //                   is reduce-scattered in place, and this member's piece goes back;
-//   all-gather:     the same columns; this member's piece goes in, every piece comes back.
+//   all-gather:     the same columns; this member's piece goes in, every piece comes back;
+//   scatter:        the same columns; the root's every piece goes in, this member's comes back;
+//   gather:         the same columns; this member's piece goes in, the root gets every piece.
 // Pieces of short blocks may be empty (count 0) in later chunks. The chunks of a call cover
 // every element of every block exactly once, and a chunk never needs more than the slot.
 #pragma once
@@ -22,12 +26,14 @@ namespace strata::fabric::staging {
 // The call: for the allreduce `count` elements; for the others the fabric layout contract's
 // per-member counts and displacements (fabrics/fabric.h), `me` this member's position.
 struct Layout {
-  Collective kind = Collective::kAllReduce;  // allreduce, reduce-scatter or all-gather
+  // allreduce, broadcast, reduce (a range), reduce-scatter, all-gather, scatter, gather (blocks)
+  Collective kind = Collective::kAllReduce;
   size_t count = 0;
   int members = 1;
   int me = 0;
   const size_t* counts = nullptr;
   const size_t* displs = nullptr;
+  int root = -1;  // broadcast, reduce, scatter, gather: the root's position
 };
 
 struct Copy {

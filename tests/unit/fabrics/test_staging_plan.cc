@@ -5,6 +5,7 @@
 // from one element up, the last partial chunk, and in-place calls.
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -192,6 +193,134 @@ TEST_CASE("staging: all-gather through slots equals the direct all-gather") {
       if (slot < counts.size()) continue;
       CAPTURE(counts, slot);
       for (const Buffer& got : stagedAllGather(blocks, counts, slot)) REQUIRE(got == want);
+    }
+  }
+}
+
+namespace {
+
+// A rooted collective through slots: every member's copies in, the host operation `host`
+// (slots in, slots out, with the chunk's layout), every member's copies out. `in` and `out`
+// are per-member device buffers; out starts at -1 so that writes where none belong show.
+template <typename Host>
+std::vector<Buffer> stagedRooted(Layout base, const std::vector<Buffer>& in, size_t outElements,
+                                 size_t slotElements, Host host) {
+  const int p = base.members;
+  std::vector<Layout> layouts(p, base);
+  std::vector<Buffer> out(p, Buffer(outElements, -1));
+  for (int m = 0; m < p; ++m) layouts[m].me = m;
+  const size_t cols = columnsPerChunk(layouts[0], slotElements);
+  for (size_t k = 0; k < numChunks(layouts[0], cols); ++k) {
+    const std::vector<Chunk> cs = chunksOf(layouts, cols, k, slotElements);
+    std::vector<Buffer> slots(p, Buffer(slotElements, -7));  // -7: a slot nobody filled
+    for (int m = 0; m < p; ++m) copyIn(cs[m], in[m], slots[m]);
+    host(cs[0], slots);
+    for (int m = 0; m < p; ++m) copyOut(cs[m], slots[m], out[m]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("staging: broadcast and reduce read and write only where they should") {
+  for (int p : {1, 2, 3, 5}) {
+    for (int root = 0; root < p; ++root) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{64}}) {
+        std::vector<Buffer> in(p, Buffer(count));
+        for (int m = 0; m < p; ++m) {
+          for (size_t i = 0; i < count; ++i) in[m][i] = static_cast<long>(100 * m + i + 1);
+        }
+        Layout l;
+        l.count = count;
+        l.members = p;
+        l.root = root;
+        for (size_t slot : {1, 3, 16}) {
+          CAPTURE(p, root, count, slot);
+          l.kind = Kind::kBroadcast;
+          // Non-roots' input is never read: it is empty here, so a read would throw.
+          std::vector<Buffer> rootOnly(p);
+          rootOnly[root] = in[root];
+          const auto bcast = stagedRooted(l, rootOnly, count, slot, [&](const Chunk& c, auto& slots) {
+            for (int m = 0; m < p; ++m) {
+              std::copy(slots[root].begin(), slots[root].begin() + c.hostCount, slots[m].begin());
+            }
+          });
+          for (int m = 0; m < p; ++m) REQUIRE(bcast[m] == in[root]);
+          l.kind = Kind::kReduce;
+          const auto reduced = stagedRooted(l, in, count, slot, [&](const Chunk& c, auto& slots) {
+            for (size_t i = 0; i < c.hostCount; ++i) {
+              long sum = 0;
+              for (int m = 0; m < p; ++m) sum += slots[m][i];
+              for (int m = 0; m < p; ++m) slots[m][i] = m == root ? sum : -5;
+            }
+          });
+          for (int m = 0; m < p; ++m) {
+            for (size_t i = 0; i < count; ++i) {
+              long want = 0;
+              for (int r = 0; r < p; ++r) want += in[r][i];
+              REQUIRE(reduced[m][i] == (m == root ? want : -1));  // non-roots: never written
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("staging: scatter and gather through slots, regular and irregular blocks") {
+  for (const std::vector<size_t>& counts :
+       std::vector<std::vector<size_t>>{{3, 3}, {5, 0, 3, 7}, {0, 1}, {11, 10, 10}, {4}}) {
+    const int p = static_cast<int>(counts.size());
+    const std::vector<size_t> displs = displsOf(counts);
+    const size_t total = displs.back() + counts.back();
+    for (int root = 0; root < p; ++root) {
+      Layout l;
+      l.members = p;
+      l.counts = counts.data();
+      l.displs = displs.data();
+      l.root = root;
+      // Scatter: only the root's range is read (the others are empty: a read would throw);
+      // member m gets block m.
+      std::vector<Buffer> ranges(p);
+      ranges[root].resize(total);
+      for (size_t i = 0; i < total; ++i) ranges[root][i] = static_cast<long>(10 * i + 1);
+      // Gather: member m's block.
+      std::vector<Buffer> blocks(p);
+      for (int m = 0; m < p; ++m) {
+        for (size_t i = 0; i < counts[m]; ++i) blocks[m].push_back(static_cast<long>(100 * m + i));
+      }
+      for (size_t slot : {size_t{5}, size_t{8}, size_t{100}}) {
+        if (slot < counts.size()) continue;
+        CAPTURE(counts, root, slot);
+        l.kind = Kind::kScatter;
+        // The out buffers here are blocks: give stagedRooted the longest.
+        const size_t longest = *std::max_element(counts.begin(), counts.end());
+        const auto scattered = stagedRooted(l, ranges, longest, slot, [&](const Chunk& c, auto& s) {
+          for (int m = 0; m < p; ++m) {
+            for (size_t i = 0; i < c.hostCounts[m]; ++i) {
+              s[m][c.hostDispls[m] + i] = s[root][c.hostDispls[m] + i];
+            }
+          }
+        });
+        for (int m = 0; m < p; ++m) {
+          for (size_t i = 0; i < counts[m]; ++i) REQUIRE(scattered[m][i] == ranges[root][displs[m] + i]);
+        }
+        l.kind = Kind::kGather;
+        const auto gathered = stagedRooted(l, blocks, total, slot, [&](const Chunk& c, auto& s) {
+          for (int j = 0; j < p; ++j) {
+            for (size_t i = 0; i < c.hostCounts[j]; ++i) {
+              s[root][c.hostDispls[j] + i] = s[j][c.hostDispls[j] + i];
+            }
+          }
+        });
+        for (int m = 0; m < p; ++m) {
+          for (int j = 0; j < p; ++j) {
+            for (size_t i = 0; i < counts[j]; ++i) {
+              REQUIRE(gathered[m][displs[j] + i] == (m == root ? blocks[j][i] : -1));
+            }
+          }
+        }
+      }
     }
   }
 }

@@ -1,0 +1,70 @@
+#include "api/group.h"
+
+#include <vector>
+
+namespace strata::api {
+namespace {
+
+struct Recorded {
+  strataComm* comm;
+  core::GroupCall call;
+  strataRequest* request;
+};
+
+thread_local int tDepth = 0;
+thread_local std::vector<Recorded> tCalls;
+
+}  // namespace
+
+bool inGroup() { return tDepth > 0; }
+
+void record(strataComm* comm, const core::GroupCall& call, strataRequest* request) {
+  tCalls.push_back(Recorded{comm, call, request});
+}
+
+void groupStart() { ++tDepth; }
+
+Status groupEnd(strataComm** failedComm) {
+  *failedComm = nullptr;
+  if (tDepth == 0) return invalidUsage("strataGroupEnd without strataGroupStart");
+  if (--tDepth > 0) return Status::ok();
+  std::vector<Recorded> calls;
+  calls.swap(tCalls);  // a failure below must not leave them for the next group
+  // Communicators in the order each first appeared; every rank issues its groups' calls in
+  // the same order, as it would have issued the calls themselves.
+  std::vector<strataComm*> comms;
+  for (const Recorded& r : calls) {
+    bool seen = false;
+    for (strataComm* c : comms) seen = seen || c == r.comm;
+    if (!seen) comms.push_back(r.comm);
+  }
+  Status first = Status::ok();
+  for (strataComm* comm : comms) {
+    if (!isLive(comm)) {
+      if (first.isOk()) first = invalidUsage("a communicator of the group was destroyed before strataGroupEnd");
+      continue;
+    }
+    std::vector<core::GroupCall> mine;
+    std::vector<strataRequest*> requests;
+    for (const Recorded& r : calls) {
+      if (r.comm != comm) continue;
+      mine.push_back(r.call);
+      if (r.request != nullptr) requests.push_back(r.request);
+    }
+    StatusOr<uint64_t> ticket = core::issueGroup(*comm->impl, mine);
+    for (strataRequest* req : requests) {
+      // Issued: the request follows the group's host call. Failed before queuing: the request
+      // is complete, with the error.
+      req->engine = comm->impl->sharedEngine();
+      req->ticket = ticket.isOk() ? ticket.value() : 0;
+      if (!ticket.isOk()) req->failed = ticket.status();
+    }
+    if (!ticket.isOk() && first.isOk()) {
+      first = ticket.status();
+      *failedComm = comm;
+    }
+  }
+  return first;
+}
+
+}  // namespace strata::api

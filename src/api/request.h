@@ -1,0 +1,27 @@
+// The handle behind strataRequest_t: the engine that runs the call and the call's ticket on
+// it. It holds the engine (not the communicator), so a request stays answerable after its
+// communicator was destroyed (destruction runs every queued call first).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/status.h"
+#include "core/engine.h"
+
+struct strataRequest {
+  std::shared_ptr<strata::core::Engine> engine;  // null until the call was issued (group end)
+  uint64_t ticket = 0;
+  // Set when issuing the call failed before it could be queued (a group whose setup failed):
+  // the request is complete, with this error.
+  strata::Status failed = strata::Status::ok();
+};
+
+namespace strata::api {
+
+strataRequest* newRequest();
+// Whether `r` is a request handed out and not yet freed.
+bool isLiveRequest(const strataRequest* r);
+void freeRequest(strataRequest* r);
+
+}  // namespace strata::api

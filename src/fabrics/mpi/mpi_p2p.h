@@ -1,0 +1,29 @@
+// Point-to-point exchanges over MPI (Fabric::exchange of the mpi fabric and of the fabrics
+// that run on an MPI communicator): every operation becomes nonblocking messages, all posted
+// before any is waited for, so that pairs never deadlock whatever order each side lists them
+// in. An operation longer than an MPI count is cut into pieces at the same places on both
+// sides; MPI's non-overtaking rule keeps the pieces, and the operations between two members,
+// in order. The tag is the exchange's own, so its messages never match the ring allreduce's.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "common/status.h"
+#include "fabrics/fabric.h"
+
+namespace strata::fabric {
+
+class PeerExchange {
+ public:
+  explicit PeerExchange(MPI_Comm comm) : comm_(comm) {}
+  Status run(const PeerOp* ops, size_t n);
+
+ private:
+  MPI_Comm comm_;
+  std::vector<MPI_Request> requests_;  // reused: no allocation when steady
+};
+
+}  // namespace strata::fabric
