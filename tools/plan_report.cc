@@ -13,9 +13,8 @@
 #include "topology/topo_json.h"
 
 namespace strata::tools {
-namespace {
 
-using Table = std::vector<std::vector<std::string>>;
+// Pieces every `show` format shares (plan_report.h).
 
 // Rows padded to each column's widest cell; columns in `left` are left-aligned, the others (the
 // numbers) right-aligned. Every line starts with `indent`.
@@ -40,16 +39,57 @@ std::string formatTable(const Table& rows, const std::vector<bool>& left,
   return out;
 }
 
-// "64 KiB" for exact binary multiples, else the byte count, so a table never rounds a size.
-std::string sizeLabel(size_t bytes) {
-  const std::string human = formatBytes(static_cast<double>(bytes));
-  return human.find('.') == std::string::npos ? human : std::to_string(bytes) + " B";
-}
-
 std::string ratio(double value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fx", value);
   return buf;
+}
+
+bool sameCost(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a)); }
+
+std::string levelsText(const Target& t) {
+  std::string out = formatLevels(LevelsReport{t.hierarchy, {}, t.source});
+  for (const std::string& n : t.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+std::string paramsText(const PlanSource& plans) {
+  std::ostringstream out;
+  out << "plans: " << plans.name << "; predictions: alpha-beta cost model, local reduction at "
+      << plans.params.reduceGBps << " GB/s\n";
+  return out.str();
+}
+
+nlohmann::json predictionJson(const plan::Prediction& pred) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const plan::StageCost& s : pred.stages) {
+    stages.push_back({{"label", s.label},
+                      {"algorithm", s.algorithm},
+                      {"group_size", s.groupSize},
+                      {"bytes_in", s.bytes},
+                      {"bytes_moved", s.bytesMoved},
+                      {"us", s.us}});
+  }
+  return nlohmann::json{{"stages", stages}, {"total_us", pred.totalUs}};
+}
+
+nlohmann::json headerJson(const Target& t, const PlanSource& plans) {
+  nlohmann::json j{{"source", t.source},
+                   {"hierarchy", t.hierarchy.describe()},
+                   {"ranks", t.hierarchy.numRanks()},
+                   {"levels", topo::levelsToJson(t.hierarchy)},
+                   {"notes", t.notes},
+                   {"plan_source", plans.name},
+                   {"cost_params", {{"reduce_GBps", plans.params.reduceGBps}}}};
+  return j;
+}
+
+namespace {
+
+// "64 KiB" for exact binary multiples, else the byte count, so a table never rounds a size.
+std::string sizeLabel(size_t bytes) {
+  const std::string human = formatBytes(static_cast<double>(bytes));
+  return human.find('.') == std::string::npos ? human : std::to_string(bytes) + " B";
 }
 
 std::string percent(double fraction) {
@@ -57,8 +97,6 @@ std::string percent(double fraction) {
   std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
   return buf;
 }
-
-bool sameCost(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a)); }
 
 // Reference keys for `h`, with the candidate name each is found under: on two levels the
 // two-level split is also one stage per level, which the planner names "blueconnect".
@@ -84,19 +122,6 @@ std::string ruleRange(const plan::PlanRule& rule) {
          plan::detail::sizeText(rule.maxBytes) + ")";
 }
 
-std::string levelsText(const Target& t) {
-  std::string out = formatLevels(LevelsReport{t.hierarchy, {}, t.source});
-  for (const std::string& n : t.notes) out += "  note: " + n + "\n";
-  return out;
-}
-
-std::string paramsText(const PlanSource& plans) {
-  std::ostringstream out;
-  out << "plans: " << plans.name << "; predictions: alpha-beta cost model, local reduction at "
-      << plans.params.reduceGBps << " GB/s\n";
-  return out.str();
-}
-
 // "passthrough", "flat-ring: allreduce@node+network (ring)", or for a plan file's stages list
 // (named "file") just the stages.
 std::string planText(const topo::Hierarchy& h, const plan::Plan& p) {
@@ -108,30 +133,6 @@ std::string planText(const topo::Hierarchy& h, const plan::Plan& p) {
 nlohmann::json planJson(const topo::Hierarchy& h, const plan::Plan& p) {
   nlohmann::json j{{"name", p.name}, {"description", plan::describePlan(h, p)}};
   if (!p.note.empty()) j["note"] = p.note;
-  return j;
-}
-
-nlohmann::json predictionJson(const plan::Prediction& pred) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const plan::StageCost& s : pred.stages) {
-    stages.push_back({{"label", s.label},
-                      {"algorithm", s.algorithm},
-                      {"group_size", s.groupSize},
-                      {"bytes_in", s.bytes},
-                      {"bytes_moved", s.bytesMoved},
-                      {"us", s.us}});
-  }
-  return nlohmann::json{{"stages", stages}, {"total_us", pred.totalUs}};
-}
-
-nlohmann::json headerJson(const Target& t, const PlanSource& plans) {
-  nlohmann::json j{{"source", t.source},
-                   {"hierarchy", t.hierarchy.describe()},
-                   {"ranks", t.hierarchy.numRanks()},
-                   {"levels", topo::levelsToJson(t.hierarchy)},
-                   {"notes", t.notes},
-                   {"plan_source", plans.name},
-                   {"cost_params", {{"reduce_GBps", plans.params.reduceGBps}}}};
   return j;
 }
 

@@ -60,6 +60,19 @@ std::string formatSimulate(const Target& t, const PlanSource& plans,
 nlohmann::json simulateJson(const Target& t, const PlanSource& plans,
                             const std::vector<SizeReport>& reports);
 
+// Pieces the report formats share (plan_report.cc, plan_rooted.cc).
+using Table = std::vector<std::vector<std::string>>;
+// Rows padded to each column's widest cell; columns in `left` are left-aligned, the others (the
+// numbers) right-aligned. Every line starts with `indent`.
+std::string formatTable(const Table& rows, const std::vector<bool>& left,
+                        const std::string& indent);
+std::string ratio(double value);                              // "1.94x"
+bool sameCost(double a, double b);                            // equal up to rounding
+std::string levelsText(const Target& t);                      // the hierarchy, its levels and notes
+std::string paramsText(const PlanSource& plans);              // "plans: ...; predictions: ..."
+nlohmann::json predictionJson(const plan::Prediction& pred);  // {stages, total_us}
+nlohmann::json headerJson(const Target& t, const PlanSource& plans);
+
 // `validate`: "OK: N rules", then each rule's range, line and stages.
 std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
                         const std::string& source);

@@ -1,7 +1,8 @@
 // strata-plan: which allreduce plan strata runs for each message size, and what the cost model
 // predicts for it, on a hierarchy from a topology file, a saved node description, a cluster
-// given in shorthand, or this mpirun job (show); the same as a table against the flat ring for
-// clusters that are not here (simulate); and whether a plan file fits a hierarchy (validate).
+// given in shorthand, or this mpirun job (show; with --collective broadcast or reduce, the form
+// of that rooted collective instead); the same as a table against the flat ring for clusters
+// that are not here (simulate); and whether a plan file fits a hierarchy (validate).
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include "fabrics/registry.h"
 #include "plan_args.h"
 #include "plan_report.h"
+#include "plan_rooted.h"
 #include "plan_source.h"
 #include "tool_main.h"
 
@@ -29,6 +31,7 @@ struct Options {
   double reduceGBps = plan::CostParams{}.reduceGBps;
   bool reduceGiven = false;
   std::string format = "text";
+  std::string collective = "allreduce";  // show --collective
 };
 
 int fail(const std::string& message) {
@@ -70,6 +73,21 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
 
 enum class Command { kShow, kSimulate, kValidate };
 
+// show --collective broadcast|reduce: the rooted form per size instead of the allreduce plan.
+int reportRooted(const Options& o, const Target& t, const std::vector<size_t>& sizes,
+                 PlanSource plans) {
+  const Collective coll = o.collective == "reduce" ? Collective::kReduce : Collective::kBroadcast;
+  plans.name = "the planner's choice (cost model)";  // plan files hold allreduce plans only
+  const std::vector<RootedReport> reports = evaluateRooted(t.hierarchy, coll, sizes, plans.params);
+  if (o.format == "json") {
+    std::cout << rootedShowJson(t, coll, plans, reports).dump(2) << "\n";
+  } else {
+    std::cout << formatRootedShow(t, coll, plans, reports);
+  }
+  std::cout.flush();
+  return 0;
+}
+
 // Rank 0 (or the only process) reports on `t`.
 int report(Command cmd, const Options& o, const Target& t, const std::vector<size_t>& sizes) {
   StatusOr<PlanSource> plans = planSource(o, t);
@@ -77,6 +95,9 @@ int report(Command cmd, const Options& o, const Target& t, const std::vector<siz
   if (cmd == Command::kValidate) {
     std::cout << formatRules(plans.value().rules, t.hierarchy, plans.value().name);
     return 0;
+  }
+  if (cmd == Command::kShow && o.collective != "allreduce") {
+    return reportRooted(o, t, sizes, plans.value());
   }
   StatusOr<std::vector<SizeReport>> reports = evaluate(t.hierarchy, sizes, plans.value());
   if (!reports.isOk()) return fail(reports.status().message());
@@ -96,6 +117,10 @@ int report(Command cmd, const Options& o, const Target& t, const std::vector<siz
 int run(Command cmd, const Options& o) {
   const Status usage = checkSource(o.source, cmd != Command::kSimulate);
   if (!usage.isOk()) return fail(usage.message());
+  if (o.collective != "allreduce" && !o.planFile.empty()) {
+    return fail("--plan-file holds allreduce plans; it does not go with --collective " +
+                o.collective);
+  }
   // Arguments are checked before MPI starts, so a typo fails fast and the same on every rank.
   StatusOr<std::vector<size_t>> sizes = messageSizes(o, "1K:1G:x4");
   if (!sizes.isOk()) return fail(sizes.status().message());
@@ -203,6 +228,15 @@ levels). Under --live with STRATA_PLAN_FILE set, the communicator's rules are sh
 JSON (--format json): {source, hierarchy, ranks, levels, notes, plan_source, cost_params,
 sizes: [{bytes, plan, rule, stages, total_us, ties, compared}]}.
 
+--collective broadcast or reduce prints, per size, the form the planner chooses for that rooted
+collective and its stages, then the other forms' totals: flat (one MPI_Bcast/MPI_Reduce over
+every rank), tree (the whole message level by level: latency-bound, small messages) and the
+sharded form, scatter-allgather or reducescatter-gather (van de Geijn's split through the
+levels: bandwidth-bound, large messages). Ties go to flat, then tree. --plan-file holds
+allreduce plans and does not combine with it. JSON: {..., collective, sizes: [{bytes, form:
+{key, name, description}, stages, total_us, ties, compared: {flat|tree|sharded: {name,
+description, total_us}}}]}.
+
 Examples:
   strata-plan show --topo configs/topologies/2x2x2.yaml --size 8 --size 256M
   strata-plan show --topo configs/topologies/seed_40gpu.yaml --size 1200000000 \
@@ -211,6 +245,7 @@ Examples:
       --sizes 1M:1G:x8
   strata-plan show --topo configs/topologies/2x2x2.yaml \
       --plan-file configs/plans/blueconnect_2x2x2.yaml
+  strata-plan show --cluster 8x4 --inter ib:4x12.5 --collective broadcast --sizes 8,64K,16M
   mpirun -n 16 strata-plan show --live --size 64M --format json)";
 
 constexpr const char* kSimulateFooter = R"(The --cluster shorthand:
@@ -263,13 +298,20 @@ int main(int argc, char** argv) {
   app.footer(tools::kMainFooter);
   app.require_subcommand(1);
 
-  CLI::App* show = app.add_subcommand("show", "the plan per message size, stage by stage");
+  CLI::App* show = app.add_subcommand("show",
+                                      "the plan (or with --collective a broadcast's or reduce's "
+                                      "form) per message size, stage by stage");
   show->footer(tools::kShowFooter);
   tools::addSourceOptions(show, &o, /*live=*/true);
   tools::addSizeOptions(show, &o);
   show->add_option("--plan-file,-p", o.planFile,
                    "take each size's plan from this plan file (STRATA_PLAN_FILE format) "
                    "instead of the planner");
+  show->add_option("--collective", o.collective,
+                   "the collective to plan: allreduce (a plan of stages), or broadcast or reduce "
+                   "(the form: flat, tree or sharded)")
+      ->check(CLI::IsMember({"allreduce", "broadcast", "reduce"}))
+      ->capture_default_str();
   tools::addCostOptions(show, &o);
   tools::addFormatOption(show, &o);
 

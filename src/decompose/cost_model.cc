@@ -11,6 +11,8 @@
 #include <cmath>
 #include <utility>
 
+#include "decompose/cost_detail.h"
+
 namespace strata::plan {
 namespace {
 
@@ -32,6 +34,15 @@ topo::LinkModel usable(const topo::LinkModel& link) {
   return out;
 }
 
+bool contains(const std::vector<int>& levels, int l) {
+  return std::find(levels.begin(), levels.end(), l) != levels.end();
+}
+
+}  // namespace
+
+// Shared with rooted_cost.cc (cost_detail.h).
+namespace detail {
+
 double alphaUs(const topo::LinkModel& link) { return usable(link).latencyUs; }
 
 double betaEffUsPerByte(const topo::LinkModel& link, int sharing) {
@@ -44,48 +55,6 @@ double reduceUs(double bytes, const CostParams& params) {
 
 // (g-1)/g: the fraction of its range a ring member sends in a reduce-scatter or all-gather.
 double ringFraction(int g) { return static_cast<double>(g - 1) / g; }
-
-struct AllReduceCost {
-  double us = 0;
-  double bytesSent = 0;  // by the busiest rank
-};
-
-AllReduceCost ringAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
-                            const CostParams& params) {
-  return {ringReduceScatterUs(g, n, link, sharing, params) + ringAllGatherUs(g, n, link, sharing),
-          2 * ringFraction(g) * n};
-}
-
-// Recursive halving (reduce-scatter) then doubling (all-gather) over p = 2^floor(log2 g) ranks.
-// When g is not a power of two, the g - p extra ranks first fold their whole vector into a
-// partner and get the result back at the end (Rabenseifner/MPICH): one more round each way,
-// each moving and the first one reducing the full n.
-AllReduceCost rhdAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
-                           const CostParams& params) {
-  int rounds = 0;
-  while ((2LL << rounds) <= g) ++rounds;  // log2(p)
-  const int p = 1 << rounds;
-  const double a = alphaUs(link), b = betaEffUsPerByte(link, sharing);
-  const double f = ringFraction(p);
-  AllReduceCost c;
-  c.us = 2 * rounds * a + 2 * f * n * b + reduceUs(f * n, params);
-  c.bytesSent = 2 * f * n;
-  if (p != g) {
-    c.us += 2 * (a + n * b) + reduceUs(n, params);
-    c.bytesSent += n;  // the partner sends its result back; the fold it only receives
-  }
-  return c;
-}
-
-// Every rank sends its whole vector to every other in one round, then combines the g-1 vectors
-// it received (the combine is all of them, not a 1/g share as in the ring). Wins only when
-// latency dominates.
-AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
-                              const CostParams& params) {
-  const double sent = (g - 1) * n;
-  return {2 * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) + reduceUs(sent, params),
-          sent};
-}
 
 // The shm fabric (fabrics/shm): members copy into shared slots, meet at a barrier (alpha per
 // member: every arrival moves one shared cache line) and read each other's slots. An allreduce
@@ -124,6 +93,98 @@ topo::LinkModel linkFor(const topo::LinkModel& link, const FabricTraits& fabric)
   return out;
 }
 
+// The link a stage over `levels` runs on: the slowest bandwidth among them (the bottleneck of
+// the merged ring) and the largest latency (every round waits for its slowest hop).
+topo::LinkModel stageLink(const topo::Hierarchy& h, const std::vector<int>& levels) {
+  topo::LinkModel link;
+  bool first = true;
+  for (int l : levels) {
+    if (l < 0 || l >= h.numLevels()) continue;
+    const topo::LinkModel candidate = usable(h.level(l).link);
+    if (first || candidate.bandwidthGBps < link.bandwidthGBps) {
+      const double latency = first ? candidate.latencyUs : link.latencyUs;
+      link = candidate;
+      link.latencyUs = std::max(latency, candidate.latencyUs);
+    } else {
+      link.latencyUs = std::max(link.latencyUs, candidate.latencyUs);
+    }
+    first = false;
+  }
+  return first ? usable(topo::LinkModel{}) : link;
+}
+
+// How many groups of a stage over the top (network) level push through one NIC at once. The
+// top level's linkSharing says how many ranks of a host share one NIC, i.e. the host has
+// nics = (ranks per host) / linkSharing of them. The stage runs one group per combination of
+// the host-level coordinates outside the stage, all at once; they spread over the NICs.
+// Merging host levels into the stage (the flat ring) leaves fewer concurrent groups.
+int stageSharing(const topo::Hierarchy& h, const Stage& s) {
+  const int top = h.numLevels() - 1;
+  if (!contains(s.levels, top)) return 1;
+  long long concurrent = 1, perHost = 1;
+  for (int l = 0; l < top; ++l) {
+    perHost *= h.width(l);
+    if (!contains(s.levels, l)) concurrent *= h.width(l);
+  }
+  const int linkSharing = std::max(1, h.level(top).linkSharing);
+  const long long nics = std::max(1LL, std::llround(static_cast<double>(perHost) / linkSharing));
+  return static_cast<int>((concurrent + nics - 1) / nics);
+}
+
+}  // namespace detail
+
+namespace {
+
+// The allreduce formulas below and predict() use the shared helpers unqualified.
+using detail::AllReduceCost;
+using detail::alphaUs;
+using detail::betaEffUsPerByte;
+using detail::linkFor;
+using detail::reduceUs;
+using detail::ringFraction;
+using detail::shmAllGatherUs;
+using detail::shmAllReduce;
+using detail::shmReduceScatterUs;
+using detail::stageLink;
+using detail::stageSharing;
+
+AllReduceCost ringAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                            const CostParams& params) {
+  return {ringReduceScatterUs(g, n, link, sharing, params) + ringAllGatherUs(g, n, link, sharing),
+          2 * ringFraction(g) * n};
+}
+
+// Recursive halving (reduce-scatter) then doubling (all-gather) over p = 2^floor(log2 g) ranks.
+// When g is not a power of two, the g - p extra ranks first fold their whole vector into a
+// partner and get the result back at the end (Rabenseifner/MPICH): one more round each way,
+// each moving and the first one reducing the full n.
+AllReduceCost rhdAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                           const CostParams& params) {
+  int rounds = 0;
+  while ((2LL << rounds) <= g) ++rounds;  // log2(p)
+  const int p = 1 << rounds;
+  const double a = alphaUs(link), b = betaEffUsPerByte(link, sharing);
+  const double f = ringFraction(p);
+  AllReduceCost c;
+  c.us = 2 * rounds * a + 2 * f * n * b + reduceUs(f * n, params);
+  c.bytesSent = 2 * f * n;
+  if (p != g) {
+    c.us += 2 * (a + n * b) + reduceUs(n, params);
+    c.bytesSent += n;  // the partner sends its result back; the fold it only receives
+  }
+  return c;
+}
+
+// Every rank sends its whole vector to every other in one round, then combines the g-1 vectors
+// it received (the combine is all of them, not a 1/g share as in the ring). Wins only when
+// latency dominates.
+AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                              const CostParams& params) {
+  const double sent = (g - 1) * n;
+  return {2 * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) + reduceUs(sent, params),
+          sent};
+}
+
 // The allreduce `algorithm` ("ring", "rhd", "direct", or anything else: the cheapest) over one
 // group; `chosen` gets the algorithm costed.
 AllReduceCost allReduce(const std::string& algorithm, int g, double n, const topo::LinkModel& link,
@@ -149,48 +210,6 @@ AllReduceCost allReduce(const std::string& algorithm, int g, double n, const top
   }
   *chosen = best->first;
   return best->second;
-}
-
-// The link a stage over `levels` runs on: the slowest bandwidth among them (the bottleneck of
-// the merged ring) and the largest latency (every round waits for its slowest hop).
-topo::LinkModel stageLink(const topo::Hierarchy& h, const std::vector<int>& levels) {
-  topo::LinkModel link;
-  bool first = true;
-  for (int l : levels) {
-    if (l < 0 || l >= h.numLevels()) continue;
-    const topo::LinkModel candidate = usable(h.level(l).link);
-    if (first || candidate.bandwidthGBps < link.bandwidthGBps) {
-      const double latency = first ? candidate.latencyUs : link.latencyUs;
-      link = candidate;
-      link.latencyUs = std::max(latency, candidate.latencyUs);
-    } else {
-      link.latencyUs = std::max(link.latencyUs, candidate.latencyUs);
-    }
-    first = false;
-  }
-  return first ? usable(topo::LinkModel{}) : link;
-}
-
-bool contains(const std::vector<int>& levels, int l) {
-  return std::find(levels.begin(), levels.end(), l) != levels.end();
-}
-
-// How many groups of a stage over the top (network) level push through one NIC at once. The
-// top level's linkSharing says how many ranks of a host share one NIC, i.e. the host has
-// nics = (ranks per host) / linkSharing of them. The stage runs one group per combination of
-// the host-level coordinates outside the stage, all at once; they spread over the NICs.
-// Merging host levels into the stage (the flat ring) leaves fewer concurrent groups.
-int stageSharing(const topo::Hierarchy& h, const Stage& s) {
-  const int top = h.numLevels() - 1;
-  if (!contains(s.levels, top)) return 1;
-  long long concurrent = 1, perHost = 1;
-  for (int l = 0; l < top; ++l) {
-    perHost *= h.width(l);
-    if (!contains(s.levels, l)) concurrent *= h.width(l);
-  }
-  const int linkSharing = std::max(1, h.level(top).linkSharing);
-  const long long nics = std::max(1LL, std::llround(static_cast<double>(perHost) / linkSharing));
-  return static_cast<int>((concurrent + nics - 1) / nics);
 }
 
 int stageGroupSize(const topo::Hierarchy& h, const Stage& s) {

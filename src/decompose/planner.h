@@ -7,6 +7,7 @@
 
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
+#include "decompose/rooted_cost.h"  // broadcast and reduce: chooseRooted
 
 namespace strata::plan {
 

@@ -30,42 +30,41 @@ bool hierarchicalBlocksPossible(const topo::Hierarchy& h) {
   return h.numLevels() > 1 && h.isRegular();
 }
 
-std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count, bool ringTop) {
-  std::vector<Step> down;  // reduce-scatters, innermost level first
+std::vector<Step> reduceScatterChain(const topo::Hierarchy& h, int rank, size_t count) {
+  std::vector<Step> chain;
   Block range{0, count};
-  const int top = h.numLevels() - 1;
-  for (int l = 0; l < top; ++l) {
+  for (int l = 0; l < h.numLevels(); ++l) {
     if (range.count == 0) break;  // an empty shard: nothing to do at this level or above
     const topo::StageGroup g = topo::stageGroup(h, l, rank);
     if (!g.member) break;  // this rank holds no shard above level l-1
-    down.push_back(blockStep(Collective::kReduceScatter, l, range, g.index, g.size, h.width(l)));
+    // At the top level width == g.size (one group), so every member holds a block there.
+    chain.push_back(blockStep(Collective::kReduceScatter, l, range, g.index, g.size, h.width(l)));
     if (g.index >= h.width(l)) break;  // an empty block: it sits out the levels above
     range = splitBlock(range.offset, range.count, h.width(l), g.index);
   }
+  return chain;
+}
+
+std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count, bool ringTop) {
+  const std::vector<Step> chain = reduceScatterChain(h, rank, count);
+  const int top = h.numLevels() - 1;
+  // The chain reaches the top level only for ranks that hold a non-empty shard below it.
+  const bool reachedTop = static_cast<int>(chain.size()) == top + 1;
+  const std::vector<Step> down(chain.begin(), reachedTop ? chain.end() - 1 : chain.end());
   std::vector<Step> steps = down;
-  const bool reachedTop =
-      static_cast<int>(down.size()) == top && (top == 0 || down.back().index < h.width(top - 1));
-  if (reachedTop && range.count > 0) {
-    const topo::StageGroup g = topo::stageGroup(h, top, rank);
+  if (reachedTop) {
+    Step s = chain.back();
+    s.finishesReduction = true;
     if (ringTop) {
-      // Every member of the top group holds a block (the top level has one group).
-      Step rs = blockStep(Collective::kReduceScatter, top, range, g.index, g.size, g.size);
-      rs.finishesReduction = true;
-      Step ag = rs;
-      ag.kind = Collective::kAllGather;
-      ag.finishesReduction = false;
-      steps.push_back(rs);
-      steps.push_back(ag);
-    } else {
-      Step s;
-      s.kind = Collective::kAllReduce;
-      s.level = top;
-      s.offset = range.offset;
-      s.count = range.count;
-      s.index = g.index;
-      s.finishesReduction = true;
       steps.push_back(s);
+      s.kind = Collective::kAllGather;
+      s.finishesReduction = false;
+    } else {
+      s.kind = Collective::kAllReduce;
+      s.counts.clear();
+      s.displs.clear();
     }
+    steps.push_back(std::move(s));
   }
   // All-gathers mirror the reduce-scatters exactly, innermost last.
   for (auto it = down.rbegin(); it != down.rend(); ++it) {

@@ -56,6 +56,12 @@ bool hierarchicalBlocksPossible(const topo::Hierarchy& h);
 std::vector<Step> allReduceSteps(const topo::Hierarchy& h, int rank, size_t count,
                                  bool ringTop = false);
 
+// The blocks every hierarchical schedule runs on: the reduce-scatter steps of `rank`, innermost
+// first, as the allreduce takes them, with the top level cut into width(top) blocks too (the
+// ring top's). The chain stops after an empty range or a block past a level's width. The
+// allreduce and the sharded broadcast and reduce (rooted.h) are built from it.
+std::vector<Step> reduceScatterChain(const topo::Hierarchy& h, int rank, size_t count);
+
 // The reduce-scatter and all-gather steps of `rank` over a working buffer of
 // numRanks * blockCount elements arranged in permuted order: rank r's block sits at
 // permutedPosition(h, r). Requires hierarchicalBlocksPossible(h).

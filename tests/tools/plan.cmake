@@ -1,7 +1,8 @@
 # strata-plan as a user runs it (included from tests/tools/CMakeLists.txt):
 #
 #   tools.strata_plan.<case>   test_strata_plan.sh <case>: show on topology files (the seed's
-#                              40 GPUs, 2x2x2), a plan file and an hwloc fixture; simulate of
+#                              40 GPUs, 2x2x2), a plan file and an hwloc fixture; show of the
+#                              broadcast's and reduce's forms (--collective); simulate of
 #                              BlueConnect's 24x8 cluster; validate of configs/plans/*.yaml and of
 #                              broken files; bad arguments; --live under mpiexec with two
 #                              emulated hosts
@@ -30,7 +31,7 @@ set(STRATA_PLAN_TEST_ENV
   OMPI_MCA_rmaps_base_oversubscribe=set:1)
 
 set(STRATA_PLAN_CASES help show_small_vs_large show_seed_flat_ring show_seed_nic_per_gpu
-  show_plan_file show_input show_sizes simulate_192 simulate_links validate_configs
+  show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes simulate_192 simulate_links validate_configs
   validate_broken bad_arguments)
 set(STRATA_PLAN_MPI_CASES live_two_hosts live_plan_file)
 

@@ -47,7 +47,8 @@ case "$case_name" in
     run show --help
     expect_rc 0
     for word in --topo --input --nodes --ranks-per-node --cluster --live --size --sizes \
-        --plan-file --reduce-gbps --format flat-ring two-level passthrough Examples; do
+        --plan-file --reduce-gbps --format flat-ring two-level passthrough Examples \
+        --collective scatter-allgather reducescatter-gather; do
       has "$word"
     done
     run simulate --help
@@ -137,6 +138,78 @@ assert x["total_us"] < x["compared"]["flat_ring"]["total_us"]
     check_json '
 x = d["sizes"][0]
 assert x["compared"]["two_level"]["total_us"] > x["compared"]["flat_ring"]["total_us"]
+'
+    ;;
+
+  show_collective_broadcast)
+    # The 2x2 of the documentation: shared memory in a node (10 GB/s, 0.3 us), a 1 GB/s, 20 us
+    # network. 8 bytes go by tree (one network hop of the whole message beats flat's two and the
+    # sharded form's four latencies); 16 MiB are scattered and all-gathered.
+    cat >"$work/2x2.yaml" <<'EOF'
+levels:
+  - {name: node, size: 2, fabric: mpi, link: shm, bandwidth_GBps: 10, latency_us: 0.3}
+  - {name: network, size: 2, fabric: mpi, link: ethernet, bandwidth_GBps: 1, latency_us: 20}
+EOF
+    run show --topo "$work/2x2.yaml" --collective broadcast --sizes 8,16M
+    expect_rc 0
+    has "collective: broadcast; its forms:"
+    has "=== 8 bytes (8 B) ==="
+    has "=== 16777216 bytes (16 MiB) ==="
+    has "compared with:"
+    forms=$(grep '^form ' "$out" | cut -d: -f1 | tr '\n' ' ')
+    [ "$forms" = "form tree form scatter-allgather " ] ||
+      fail "forms '$forms', expected tree for 8 B and scatter-allgather for 16 MiB"
+    has "form scatter-allgather: scatter@node, scatter@network, allgather@network, allgather@node"
+    lacks "plan "
+    # A slow network over 8 hosts: the tree pays log2(8) full-message hops, the sharded form
+    # about two; the numbers add up and every other form costs more.
+    run show --cluster 8x4 --intra shm:10 --intra-latency-us 0.3 --inter eth:4x1 \
+      --inter-latency-us 20 --collective broadcast --sizes 8,64M --format json
+    expect_rc 0
+    check_json '
+assert d["collective"] == "broadcast" and d["ranks"] == 32
+small, large = d["sizes"]
+assert small["form"]["key"] in ("tree", "flat"), small["form"]
+assert large["form"] == {"key": "sharded", "name": "scatter-allgather", "description":
+    "scatter@node, scatter@network, allgather@network, allgather@node"}, large["form"]
+for x in d["sizes"]:
+    assert abs(sum(st["us"] for st in x["stages"]) - x["total_us"]) < 1e-6 * x["total_us"]
+    others = {"flat", "tree", "sharded"} - {x["form"]["key"]}
+    assert set(x["compared"]) == others, x["compared"]
+    for k in others:
+        assert x["compared"][k]["total_us"] >= x["total_us"] * (1 - 1e-9), k
+assert large["compared"]["tree"]["total_us"] > 2 * large["total_us"]
+'
+    # The default collective is the allreduce, exactly as before.
+    run show --topo "$topos/2x2.yaml" --sizes 8,1M
+    expect_rc 0
+    cp "$out" "$work/default"
+    has "plan "
+    lacks "collective:"
+    run show --topo "$topos/2x2.yaml" --sizes 8,1M --collective allreduce
+    expect_rc 0
+    cmp -s "$out" "$work/default" || fail "--collective allreduce differs from the default"
+    ;;
+
+  show_collective_reduce)
+    # Reduce: the same choice by size, with reduce-scatters up and gathers down; a 1-level
+    # hierarchy's tree costs what flat does, and the tie goes to flat.
+    run show --cluster 8x4 --intra shm:10 --intra-latency-us 0.3 --inter eth:4x1 \
+      --inter-latency-us 20 --collective reduce --sizes 8,64M
+    expect_rc 0
+    has "collective: reduce; its forms:"
+    forms=$(grep '^form ' "$out" | cut -d: -f1 | tr '\n' ' ')
+    [[ "$forms" =~ ^form\ (tree|flat)\ form\ reducescatter-gather\ $ ]] ||
+      fail "forms '$forms', expected tree or flat, then reducescatter-gather"
+    has "reducescatter@node, reducescatter@network, gather@network, gather@node"
+    run show --topo "$topos/flat4.yaml" --collective reduce --size 1K --format json
+    expect_rc 0
+    check_json '
+x = d["sizes"][0]
+assert d["collective"] == "reduce"
+assert x["form"]["key"] == "flat" and x["ties"] == ["tree"], (x["form"], x["ties"])
+assert [s["label"] for s in x["stages"]] == ["reduce@all"]
+assert x["compared"]["sharded"]["name"] == "reducescatter-gather"
 '
     ;;
 
@@ -330,6 +403,10 @@ EOF
     expect="format" check_fails simulate --cluster 2x2 --format xml
     expect="subcommand" check_fails
     expect="plan-file" check_fails validate --topo "$topos/2x2.yaml"
+    expect="--collective: gather not in" check_fails \
+      show --topo "$topos/2x2.yaml" --collective gather
+    expect="does not go with --collective broadcast" check_fails \
+      show --topo "$topos/2x2.yaml" --collective broadcast --plan-file "$plans/two_level.yaml"
     ;;
 
   live_two_hosts)
