@@ -74,14 +74,14 @@ PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int a
 // --device's lines of the header: where the buffers are and how a call is timed.
 std::string deviceLines(const PerfOptions& o, const PerfDevice& device, int threadLevel) {
   const bool threaded =
-      threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_GPU_PROGRESS") != 0;
+      threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_PROGRESS") != 0;
   std::string t = "# Device buffers: strata's send/recv cudaMalloc'd on GPU local rank % GPU count";
   t += " (rank 0: " + device.describe() + "), calls on one non-blocking stream\n";
   t += "# Device timing: every call is followed by cudaStreamSynchronize inside the timed loop "
        "(host timer, as nccl-tests); ";
   t += threaded ? "calls return once enqueued (progress thread, MPI_THREAD_MULTIPLE)\n"
                 : "calls return when done (no progress thread: MPI_THREAD_MULTIPLE not provided "
-                  "or STRATA_GPU_PROGRESS=0)\n";
+                  "or STRATA_PROGRESS=0)\n";
   t += "# Device check (-c): inputs filled on the host, copied to the GPU; results copied back\n";
   if (!o.vs.empty()) {
     t += "# MPI side: host buffers of the same size (MPI is never given device pointers)\n";

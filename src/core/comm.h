@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/plan_file.h"
+#include "decompose/rooted.h"
 #include "decompose/schedule.h"
 #include "fabrics/fabric.h"
 #include "topology/hierarchy.h"
@@ -39,15 +41,19 @@ struct LevelGroup {
   int size = 0;
 };
 
-// Schedules by (collective, count), so repeated calls of one size compute nothing new.
+// Schedules by (kind, root, count), so repeated calls of one size compute nothing new.
 // Bounded (a training loop has few sizes): when full, an entry is evicted, never the one the
 // previous get() returned, so the references of the last two calls stay valid (the pipeline
 // holds a full piece's schedule and the last piece's).
 class ScheduleCache {
  public:
   template <typename Make>
-  const std::vector<plan::Step>& get(int collective, size_t count, Make make) {
-    const Key key{collective, count};
+  const std::vector<plan::Step>& get(int kind, size_t count, Make make) {
+    return get(kind, 0, count, make);
+  }
+  template <typename Make>
+  const std::vector<plan::Step>& get(int kind, int root, size_t count, Make make) {
+    const Key key{kind, root, count};
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       if (cache_.size() >= kMaxEntries) {
@@ -62,10 +68,10 @@ class ScheduleCache {
   }
 
  private:
-  using Key = std::pair<int, size_t>;
+  using Key = std::tuple<int, int, size_t>;
   static constexpr size_t kMaxEntries = 256;
   std::map<Key, std::vector<plan::Step>> cache_;
-  Key last_{-1, 0};
+  Key last_{-1, 0, 0};
 };
 
 // A plan ready to run: its derived hierarchy (one level per stage), the group of each stage,
@@ -137,6 +143,8 @@ class Comm {
   StatusOr<PlanExec*> planForBytes(size_t bytes);
   // A given plan, ready to run (tools and tests that compare plans).
   StatusOr<PlanExec*> execForPlan(const plan::Plan& p);
+  // The form of a broadcast or reduce of `bytes`: the planner's choice for the size bucket.
+  plan::RootedForm rootedForm(Collective coll, size_t bytes);
 
   // --- What running calls use. ---
   LevelGroup& flat() { return *flat_; }  // the whole communicator, for its data
@@ -177,6 +185,7 @@ class Comm {
   plan::CostParams costParams_;
   std::map<int, std::unique_ptr<PlanExec>> plans_;                // by bucket or rule index
   std::map<std::string, std::unique_ptr<PlanExec>> forcedPlans_;  // by description
+  std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;   // by (collective, bucket)
   ScheduleCache schedules_;
   Scratch scratch_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;

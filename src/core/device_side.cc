@@ -119,7 +119,7 @@ Status makeState(Comm& c) {
   } else {
     STRATA_INFO(kSubsysColl,
                 "device calls run on the calling thread and return when done: no "
-                "progress thread (MPI_THREAD_MULTIPLE and STRATA_GPU_PROGRESS=1 make one)");
+                "progress thread (MPI_THREAD_MULTIPLE and STRATA_PROGRESS=1 make one)");
   }
   STRATA_INFO(kSubsysColl, "device calls on GPU %d, %s, staging chunks of %zu bytes", d->device,
               c.engine().threaded() ? "progress thread" : "calling thread",

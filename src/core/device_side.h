@@ -1,7 +1,7 @@
 // The GPU path: calls on CUDA device buffers, ordered on the caller's stream.
 //
 // The C boundary asks placeOf() where a call's buffers live. Device calls go through
-// submitDevice(): with a progress thread (the engine is threaded: STRATA_GPU_PROGRESS=1 and
+// submitDevice(): with a progress thread (the engine is threaded: STRATA_PROGRESS=1 and
 // MPI initialised with MPI_THREAD_MULTIPLE) it queues the call behind a stream gate
 // (gpu/stream_gate.h) and returns, NCCL-style; otherwise it waits for the stream, runs the call
 // on the calling thread and returns when the result is in place. Either way the dispatcher runs

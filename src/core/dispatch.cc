@@ -142,6 +142,44 @@ Status allGather(Comm& c, Executor& x, const Call& k) {
   return Status::ok();
 }
 
+// Broadcast and reduce: passes of at most passElements, each a whole rooted collective of its
+// piece under the form prepare() chose for its size (decompose/rooted.h), on the hierarchy's
+// own level groups. The broadcast works in recvbuff (the root first copies sendbuff there);
+// the reduce in recvbuff on the root and scratch elsewhere, reading sendbuff on its first
+// step. strataAvg is summed; the root divides its result once.
+Status rooted(Comm& c, Executor& x, const Prepared& p) {
+  const Call& k = p.call;
+  if (k.count == 0) return Status::ok();
+  const size_t ts = dataTypeSize(k.type);
+  const bool isRoot = c.rank() == k.root, bcast = k.coll == Collective::kBroadcast;
+  if (isRoot && k.send != k.recv) STRATA_RETURN_IF_ERROR(x.copy(k.recv, k.send, k.count * ts));
+  if (c.size() == 1) return Status::ok();  // the copy was the whole collective
+  const strataRedOp_t fop = k.op == strataAvg ? strataSum : k.op;
+  const size_t pass = passElements(c, ts), full = std::min(pass, k.count);
+  const int kind = 16 + 4 * static_cast<int>(k.coll);  // schedule-cache keys of their own
+  for (size_t off = 0; off < k.count; off += pass) {
+    const size_t n = std::min(pass, k.count - off);
+    const plan::RootedForm form = n == full ? p.fullForm : p.lastForm;
+    const std::vector<Step>& steps =
+        c.schedules().get(kind + static_cast<int>(form), k.root, n, [&] {
+          return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
+        });
+    void* work = nullptr;
+    if (bcast || isRoot) {
+      work = at(k.recv, off, ts);
+    } else {
+      STRATA_ASSIGN_OR_RETURN(work, x.scratch(n * ts));
+    }
+    // The root's input is already in recvbuff: the reduce reads it there, in place.
+    const void* src = bcast ? work : (isRoot ? at(k.recv, off, ts) : at(k.send, off, ts));
+    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.levels(), steps, src, work, k.type, fop));
+    if (!bcast && isRoot && k.op == strataAvg) {
+      STRATA_RETURN_IF_ERROR(x.divide(work, n, k.type, c.size()));
+    }
+  }
+  return Status::ok();
+}
+
 bool pointToPoint(Collective coll) {
   return coll == Collective::kSend || coll == Collective::kRecv;
 }
@@ -177,6 +215,12 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call) {
   p.call = call;
   const size_t ts = dataTypeSize(call.type);
   STRATA_RETURN_IF_ERROR(preparePasses(c, p, [&](size_t n) { return c.planForBytes(n * ts); }));
+  if ((call.coll == Collective::kBroadcast || call.coll == Collective::kReduce) &&
+      call.count > 0) {
+    const size_t pass = passElements(c, ts);
+    p.fullForm = c.rootedForm(call.coll, std::min(pass, call.count) * ts);
+    p.lastForm = call.count > pass ? c.rootedForm(call.coll, call.count % pass * ts) : p.fullForm;
+  }
   return p;
 }
 
@@ -209,6 +253,9 @@ Status run(Comm& c, Executor& x, const Prepared& p) {
       return reduceScatter(c, x, p.call);
     case Collective::kAllGather:
       return allGather(c, x, p.call);
+    case Collective::kBroadcast:
+    case Collective::kReduce:
+      return rooted(c, x, p);
     case Collective::kSend:
     case Collective::kRecv: {
       const fabric::PeerOp op = peerOp(p.call);

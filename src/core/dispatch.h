@@ -23,6 +23,9 @@ struct Prepared {
   // shorter last pass (null when there is none).
   PlanExec* fullPass = nullptr;
   PlanExec* lastPass = nullptr;
+  // Broadcast and reduce: the form of a full pass and of the shorter last pass.
+  plan::RootedForm fullForm = plan::RootedForm::kFlat;
+  plan::RootedForm lastForm = plan::RootedForm::kFlat;
 };
 
 // Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger allreduce runs as

@@ -86,6 +86,19 @@ StatusOr<PlanExec*> Comm::execForPlan(const plan::Plan& p) {
   return out;
 }
 
+plan::RootedForm Comm::rootedForm(Collective coll, size_t bytes) {
+  const int bucket = plan::sizeBucket(bytes);
+  const auto key = std::make_pair(static_cast<int>(coll), bucket);
+  auto it = rootedForms_.find(key);
+  if (it != rootedForms_.end()) return it->second;
+  const plan::RootedChoice choice =
+      plan::chooseRooted(hierarchy_, coll, plan::bucketBytes(bucket), costParams_);
+  STRATA_INFO(kSubsysPlan, "%s of %zu bytes (size bucket %d): %s", collectiveName(coll), bytes,
+              bucket, plan::rootedFormName(coll, choice.form));
+  rootedForms_.emplace(key, choice.form);
+  return choice.form;
+}
+
 StatusOr<PlanExec*> Comm::planForBytes(size_t bytes) {
   int slot = 0;
   plan::Plan chosen;

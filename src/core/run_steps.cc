@@ -82,9 +82,38 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
                                             at(work, s->offset, ts), s->counts.data(),
                                             s->displs.data(), type));
         break;
-      default:
-        return internalError(std::string("a ") + collectiveName(s->kind) +
-                             " step in an allreduce, reduce-scatter or all-gather schedule");
+      // The rooted kinds (decompose/rooted.h): the broadcast and scatter move the root's
+      // range in place; the reduce reads `in` like the reduce-scatter; the gather collects
+      // every member's block in place; send and recv move the whole range.
+      case Collective::kBroadcast:
+        STRATA_RETURN_IF_ERROR(
+            f->broadcast(at(work, s->offset, ts), at(work, s->offset, ts), s->count, type, s->root));
+        break;
+      case Collective::kReduce:
+        STRATA_RETURN_IF_ERROR(f->reduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count,
+                                         type, fop, s->root));
+        break;
+      case Collective::kScatter:
+        STRATA_RETURN_IF_ERROR(f->scatter(at(work, s->offset, ts),
+                                          at(work, s->offset + s->displs[s->index], ts),
+                                          s->counts.data(), s->displs.data(), type, s->root));
+        break;
+      case Collective::kGather:
+        STRATA_RETURN_IF_ERROR(f->gather(at(work, s->offset + s->displs[s->index], ts),
+                                         at(work, s->offset, ts), s->counts.data(),
+                                         s->displs.data(), type, s->root));
+        break;
+      case Collective::kSend:
+      case Collective::kRecv: {
+        fabric::PeerOp op;
+        op.send = s->kind == Collective::kSend;
+        op.buf = at(work, s->offset, ts);
+        op.count = s->count;
+        op.type = type;
+        op.peer = s->root;
+        STRATA_RETURN_IF_ERROR(f->exchange(&op, 1));
+        break;
+      }
     }
     in = work;  // every later step works in place
   }

@@ -13,10 +13,12 @@
 namespace strata::core {
 
 // Runs steps [begin, end) on a working buffer `work`. The first step may read from `src`
-// instead (an out-of-place allreduce), so that the input is never copied:
+// instead (an out-of-place allreduce or reduce), so that the input is never copied:
 //   reduce-scatter: input is the step's range, output this rank's block within it;
 //   allreduce:      input and output are the step's range;
-//   all-gather:     in place, from this rank's block to the whole range.
+//   all-gather:     in place, from this rank's block to the whole range;
+//   the rooted kinds (broadcast, reduce, scatter, gather, send, recv) as decompose/rooted.h
+//   says.
 // strataAvg is combined as a sum; the step that finishes the reduction divides by the rank
 // count, once (every element passes through exactly one such step).
 // A step's level indexes `groups` (plan::kFlatLevel: the communicator's flat group).

@@ -28,7 +28,7 @@ StatusOr<Settings> Settings::fromEnv() {
   s.shmSlotBytes = env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
   s.stagingBytes =
       env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
-  s.progressThread = env::getInt("STRATA_GPU_PROGRESS") != 0;
+  s.progressThread = env::getInt("STRATA_PROGRESS") != 0;
   const std::string aware = env::getString("STRATA_MPI_CUDA_AWARE");
   if (aware == "auto" || aware.empty()) {
     s.cudaAware = -1;

@@ -20,7 +20,7 @@ struct Settings {
   size_t pipelineBytes = 0;    // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
   size_t shmSlotBytes = 0;     // STRATA_SHM_SLOT_BYTES
   size_t stagingBytes = 0;     // STRATA_GPU_STAGING_BYTES
-  bool progressThread = true;  // STRATA_GPU_PROGRESS (a progress thread also needs
+  bool progressThread = true;  // STRATA_PROGRESS (a progress thread also needs
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
 
