@@ -213,7 +213,7 @@ STRATA_API strataResult_t strataRecv(void* recvbuff, size_t count, strataDataTyp
  * in place when strataGroupEnd returns; device-buffer calls are ordered on their streams.
  * Groups nest (only the outermost End issues) and are per thread. strataGroupEnd returns the
  * first error of the group's calls; strataGroupEnd without strataGroupStart is
- * strataInvalidUsage. */
+ * strataInvalidArgument. */
 STRATA_API strataResult_t strataGroupStart(void);
 STRATA_API strataResult_t strataGroupEnd(void);
 

@@ -26,7 +26,7 @@ void groupStart() { ++tDepth; }
 
 Status groupEnd(strataComm** failedComm) {
   *failedComm = nullptr;
-  if (tDepth == 0) return invalidUsage("strataGroupEnd without strataGroupStart");
+  if (tDepth == 0) return invalidArgument("strataGroupEnd without strataGroupStart");
   if (--tDepth > 0) return Status::ok();
   std::vector<Recorded> calls;
   calls.swap(tCalls);  // a failure below must not leave them for the next group

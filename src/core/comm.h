@@ -167,6 +167,11 @@ class Comm {
   void dumpPlans() const;
   Status checkSameSetting(const char* name, const std::string& value);
   StatusOr<std::unique_ptr<PlanExec>> makeExec(const plan::Plan& chosen);
+  // Before a setup that talks to other ranks: runs the queued calls first. Without a progress
+  // thread they run only when waited for, and ranks may wait at different points: one could
+  // enter the setup's collective while a peer waits in a queued call for it. Every rank makes
+  // the same setups at the same point of its call sequence, so all drain there.
+  Status beginSetup() { return engine_->drain(); }
 
   // Declared first, destroyed last: everything below may use the control plane.
   std::unique_ptr<boot::Bootstrap> boot_;

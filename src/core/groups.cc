@@ -37,6 +37,7 @@ StatusOr<LevelGroup*> Comm::ensureGroup(const topo::Hierarchy& h, int level) {
   const uint64_t key = signature(h, level);
   auto it = groups_.find(key);
   if (it != groups_.end()) return it->second.get();
+  STRATA_RETURN_IF_ERROR(beginSetup());
   const topo::StageGroup g = topo::stageGroup(h, level, rank_);
   auto lg = std::make_unique<LevelGroup>();
   lg->fabricName = h.level(level).fabric;

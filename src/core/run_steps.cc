@@ -105,13 +105,13 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
         break;
       case Collective::kSend:
       case Collective::kRecv: {
-        fabric::PeerOp op;
-        op.send = s->kind == Collective::kSend;
-        op.buf = at(work, s->offset, ts);
-        op.count = s->count;
-        op.type = type;
-        op.peer = s->root;
-        STRATA_RETURN_IF_ERROR(f->exchange(&op, 1));
+        fabric::PeerOp peer;
+        peer.send = s->kind == Collective::kSend;
+        peer.buf = at(work, s->offset, ts);
+        peer.count = s->count;
+        peer.type = type;
+        peer.peer = s->root;
+        STRATA_RETURN_IF_ERROR(f->exchange(&peer, 1));
         break;
       }
     }
