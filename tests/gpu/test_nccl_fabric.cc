@@ -195,6 +195,40 @@ TEST_CASE("nccl fabric: one-member reduce-scatter and all-gather copy", "[gpu][n
   }
 }
 
+TEST_CASE("nccl fabric: one-member broadcast, reduce, scatter, gather and self exchange copy",
+          "[gpu][nccl]") {
+  TestFabric t(MPI_COMM_SELF);
+  Fabric& f = *t.fabric;
+  const size_t displs[] = {0};
+  for (strataDataType_t type : kTypes) {
+    const size_t ts = strata::dataTypeSize(type);
+    for (size_t n : kCounts) {
+      INFO("type " << strata::dataTypeName(type) << ", count " << n);
+      const size_t counts[] = {n};
+      const Bytes data = encode(type, pattern(n, 5));
+      DeviceBuffer in((n + kGuard) * ts), out((n + kGuard) * ts);
+      in.upload(data);
+      REQUIRE(f.broadcast(in.get(), out.get(), n, type, 0).isOk());
+      checkHolds(out, data, ts);
+      DeviceBuffer r((n + kGuard) * ts);
+      REQUIRE(f.reduce(in.get(), r.get(), n, type, strataSum, 0).isOk());
+      checkHolds(r, data, ts);
+      DeviceBuffer sc((n + kGuard) * ts);
+      REQUIRE(f.scatter(in.get(), sc.get(), counts, displs, type, 0).isOk());
+      checkHolds(sc, data, ts);
+      DeviceBuffer g((n + kGuard) * ts);
+      REQUIRE(f.gather(in.get(), g.get(), counts, displs, type, 0).isOk());
+      checkHolds(g, data, ts);
+      DeviceBuffer x((n + kGuard) * ts);
+      const strata::fabric::PeerOp ops[] = {{true, in.get(), n, type, 0},
+                                            {false, x.get(), n, type, 0}};
+      REQUIRE(f.exchange(ops, 2).isOk());
+      checkHolds(x, data, ts);
+      checkHolds(in, data, ts);  // inputs are left alone
+    }
+  }
+}
+
 // Needs one GPU per process on every host (mpiexec -n P, P > 1). Result checks use CHECK, not
 // REQUIRE, so that every member goes through the same collectives even when one sees a wrong
 // value (a member leaving early would leave the others waiting in NCCL).

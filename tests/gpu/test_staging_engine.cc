@@ -113,6 +113,42 @@ TEST_CASE("staged fabric: many chunks and a partial last one, in and out of plac
   }
 }
 
+TEST_CASE("staged fabric: rooted operations and exchange over one member copy through slots") {
+  Stream stream;
+  auto self = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
+  REQUIRE(self.isOk());
+  auto host = strata::fabric::createFabric("mpi", *self.value());
+  REQUIRE(host.isOk());
+  strata::fabric::FabricOptions options;
+  options.stream = stream.s;
+  options.stagingBytes = 64;
+  auto staged = strata::fabric::createStagedFabric(*self.value(), host.value().get(), options);
+  REQUIRE(staged.isOk());
+  Fabric& f = *staged.value();
+  for (size_t n : {size_t{1}, size_t{1021}, size_t{1} << 20}) {
+    CAPTURE(n);
+    const std::vector<float> in = values(n, 7.0f);
+    DeviceArray<float> src(n), dst(n);
+    src.upload(in);
+    REQUIRE(f.broadcast(src.p, dst.p, n, strataFloat32, 0).isOk());
+    CHECK(dst.download(n) == in);
+    DeviceArray<float> red(n);
+    REQUIRE(f.reduce(src.p, red.p, n, strataFloat32, strataSum, 0).isOk());
+    CHECK(red.download(n) == in);
+    const size_t counts[1] = {n}, displs[1] = {0};
+    DeviceArray<float> sc(n), ga(n);
+    REQUIRE(f.scatter(src.p, sc.p, counts, displs, strataFloat32, 0).isOk());
+    CHECK(sc.download(n) == in);
+    REQUIRE(f.gather(src.p, ga.p, counts, displs, strataFloat32, 0).isOk());
+    CHECK(ga.download(n) == in);
+    DeviceArray<float> got(n);
+    const strata::fabric::PeerOp ops[] = {{true, src.p, n, strataFloat32, 0},
+                                          {false, got.p, n, strataFloat32, 0}};
+    REQUIRE(f.exchange(ops, 2).isOk());
+    CHECK(got.download(n) == in);
+  }
+}
+
 TEST_CASE("progress thread: a task runs after the stream's earlier work, and before its later") {
   Stream stream;
   Engine engine(/*threaded=*/true);
