@@ -60,6 +60,7 @@ void Engine::loop() {
 }
 
 void Engine::runUntil(uint64_t ticket) {
+  std::lock_guard<std::mutex> running(inlineMutex_);
   for (;;) {
     Item item;
     {

@@ -70,6 +70,10 @@ class Engine {
   Status statusOf(uint64_t ticket) const;  // with mutex_ held
 
   const bool threaded_;
+  // Without a progress thread: held while the calling thread runs queued calls, so that two
+  // threads that wait at once (the one issuing calls, and one waiting on a request) still run
+  // them one at a time and in order.
+  std::mutex inlineMutex_;
   mutable std::mutex mutex_;
   std::condition_variable wake_, done_;
   std::deque<Item> items_;
