@@ -12,16 +12,16 @@ void Engine::stop() {
     }
     wake_.notify_all();
     thread_.join();
-  } else {
-    runUntil(submitted_);
   }
+  std::unique_lock<std::mutex> lock(mutex_);
+  waitFor(lock, submitted_);  // what the thread left (or, without one, everything)
 }
 
 uint64_t Engine::submit(Work work) {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t ticket = ++submitted_;
   items_.push_back(Item{ticket, std::move(work)});
-  if (threaded_) {
+  if (threaded_ && !stopping_) {
     if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
     wake_.notify_one();
   }
@@ -32,71 +32,67 @@ Status Engine::statusOf(uint64_t ticket) const {
   return failedAt_ != 0 && ticket >= failedAt_ ? error_ : Status::ok();
 }
 
-void Engine::runItem(Item& item) {
-  const Status earlier = error();
+void Engine::runNext(std::unique_lock<std::mutex>& lock) {
+  running_ = true;
+  Item item = std::move(items_.front());
+  items_.pop_front();
+  const Status earlier = error_;
+  lock.unlock();
   Status st = item.work(earlier);
-  std::lock_guard<std::mutex> lock(mutex_);
+  lock.lock();
   if (!st.isOk() && failedAt_ == 0) {
     failedAt_ = item.ticket;
     error_ = st.withContext("asynchronous error in a queued call");
     STRATA_WARN(kSubsysColl, "%s", error_.message().c_str());
   }
   completed_ = item.ticket;
+  running_ = false;
+  // Waiters learn of the call; the progress thread of a call still queued (a waiter may have
+  // run this one and stopped at its own ticket).
   done_.notify_all();
+  if (!items_.empty()) wake_.notify_one();
 }
 
-void Engine::loop() {
-  for (;;) {
-    Item item;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !items_.empty(); });
-      if (items_.empty()) return;  // stopping, and nothing left to run
-      item = std::move(items_.front());
-      items_.pop_front();
+void Engine::waitFor(std::unique_lock<std::mutex>& lock, uint64_t ticket) {
+  while (completed_ < ticket) {
+    if (!running_ && !items_.empty()) {
+      runNext(lock);
+    } else {
+      done_.wait(lock);
     }
-    runItem(item);
   }
 }
 
-void Engine::runUntil(uint64_t ticket) {
-  std::lock_guard<std::mutex> running(inlineMutex_);
+void Engine::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    Item item;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (completed_ >= ticket || items_.empty()) return;
-      item = std::move(items_.front());
-      items_.pop_front();
+    wake_.wait(lock, [&] { return stopping_ || (!running_ && !items_.empty()); });
+    if (!running_ && !items_.empty()) {
+      runNext(lock);
+    } else if (stopping_) {
+      return;  // stop() runs whatever a waiter left, after joining
     }
-    runItem(item);
   }
 }
 
 bool Engine::test(uint64_t ticket, Status* st) {
-  if (!threaded_) runUntil(ticket);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!threaded_) waitFor(lock, ticket);
   if (completed_ < ticket) return false;
   *st = statusOf(ticket);
   return true;
 }
 
 Status Engine::wait(uint64_t ticket) {
-  if (!threaded_) runUntil(ticket);
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return completed_ >= ticket; });
+  waitFor(lock, ticket);
   return statusOf(ticket);
 }
 
 Status Engine::drain() {
-  uint64_t last = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    last = submitted_;
-  }
-  Status st = wait(last);
-  (void)st;
-  return error();
+  std::unique_lock<std::mutex> lock(mutex_);
+  waitFor(lock, submitted_);
+  return error_;
 }
 
 Status Engine::error() const {

@@ -1,7 +1,13 @@
 // The engine of a communicator: its calls run one at a time, in the order they were issued, on
 // every rank (collectives on one group must meet in the same order everywhere). Queued calls
 // run on a progress thread of the communicator's own when it has one, else inside the calls
-// that wait for them (wait(), drain()).
+// that wait for them (wait(), drain(), and test() without a thread).
+//
+// One runner at a time: whichever thread takes the runner role pops the next call and runs
+// it; the others wait. A thread that waits for a call that nobody is running yet runs it
+// itself (and the calls before it) instead of waking the progress thread and sleeping: a call
+// waited for at once then costs no thread hand-off, while a call left to run during the
+// caller's computation is run by the progress thread.
 //
 // A call that fails while queued makes the communicator unusable, as NCCL's asynchronous
 // errors do: its peers may be at another point of the sequence. Every later queued call is
@@ -44,7 +50,7 @@ class Engine {
   // Queues `work`; returns its ticket (1, 2, ...). Returns at once.
   uint64_t submit(Work work);
   // Whether call `ticket` finished, and its status in *st. Without a progress thread this runs
-  // the queued calls up to `ticket` first (so it returns true).
+  // the queued calls up to `ticket` first (so it returns true); with one it never blocks.
   bool test(uint64_t ticket, Status* st);
   // Waits until call `ticket` finished (running queued calls without a progress thread);
   // returns its status.
@@ -63,20 +69,20 @@ class Engine {
   };
 
   void loop();
-  // Runs queued calls on the calling thread until `ticket` finished.
-  void runUntil(uint64_t ticket);
-  // Runs one popped item and records its outcome.
-  void runItem(Item& item);
+  // With `lock` held: waits until call `ticket` finished, running queued calls itself whenever
+  // nobody else is.
+  void waitFor(std::unique_lock<std::mutex>& lock, uint64_t ticket);
+  // With `lock` held and nobody running: takes the runner role, runs the next queued call
+  // (unlocked), records its outcome and gives the role back.
+  void runNext(std::unique_lock<std::mutex>& lock);
   Status statusOf(uint64_t ticket) const;  // with mutex_ held
 
   const bool threaded_;
-  // Without a progress thread: held while the calling thread runs queued calls, so that two
-  // threads that wait at once (the one issuing calls, and one waiting on a request) still run
-  // them one at a time and in order.
-  std::mutex inlineMutex_;
   mutable std::mutex mutex_;
-  std::condition_variable wake_, done_;
+  std::condition_variable wake_;  // the progress thread: a call to run, or stop
+  std::condition_variable done_;  // waiters: a call finished (or the runner role is free)
   std::deque<Item> items_;
+  bool running_ = false;  // some thread holds the runner role
   uint64_t submitted_ = 0, completed_ = 0;
   uint64_t failedAt_ = 0;  // ticket of the first failed call (0: none)
   Status error_ = Status::ok();
