@@ -11,7 +11,13 @@ ratio = best(default, han) / strata (> 1: strata faster); its spread is min-max 
 ratio computed per repetition from samples_us. The link-bound limit of an allreduce of S bytes
 over H hosts, each with one link of rate B per direction: every host must send (and receive)
 (H-1)/H*S for the reduce-scatter and (H-1)/H*S for the all-gather, so
-limit = 2*S*(H-1)/H / B; "% of limit" = limit / time. Python 3 standard library only.
+limit = 2*S*(H-1)/H / B; "% of limit" = limit / time.
+
+Settings (d) and (e), listed in extra.tsv when bench/run made them: strata's blocking vs
+nonblocking allreduce latency per call on one host (strata-perf --nonblocking; the difference
+nonblocking - blocking per call is checked against 5 us), and the fraction of a 16 MiB
+allreduce hidden behind an equal computation (strata-perf --overlap; reported, no target).
+Python 3 standard library only.
 """
 import argparse
 import csv
@@ -24,6 +30,7 @@ import sys
 
 KIB, MIB = 1 << 10, 1 << 20
 PLACEMENT = "oop"
+NONBLOCKING_LIMIT_US = 5.0
 
 
 def size_text(b):
@@ -151,6 +158,87 @@ def check(name, items, ok, describe, empty="no size in range was measured"):
     return [text]
 
 
+def load_extra(folder):
+    """[(row of extra.tsv, JSON document)] for settings (d) and (e); [] for older folders."""
+    path = os.path.join(folder, "extra.tsv")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    return [(r, load(os.path.join(folder, r["json"]))) for r in rows]
+
+
+def progress_text(doc):
+    on = doc.get("progress_thread")
+    return "on" if on else f"**off** ({doc.get('thread_level', '?')})"
+
+
+def fmt_delta(us):
+    return "-" if us is None else f"{us:+.2f} us"
+
+
+def nonblocking_section(extra):
+    """Markdown lines for (d) and the items [(label, delta_us)] of its target."""
+    docs = [(st, d) for st, d in extra if st["kind"] == "nonblocking"]
+    if not docs:
+        return [], []
+    md = ["## (d) Blocking vs nonblocking allreduce latency, one host", "",
+          "`strata-perf --nonblocking --inflight 1`: every timed iteration is one "
+          "`strataIAllReduce` then `strataWait`, alternating every repeat with `strataAllReduce` "
+          "on the same buffers; per call, median over repetitions of the mean over ranks. "
+          "nb - bl > 0: the nonblocking path costs more.", "",
+          "| setting | size | blocking oop | nonblocking oop | nb - bl oop | blocking ip | "
+          "nonblocking ip | nb - bl ip | progress thread | wrong |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    items = []
+    for st, d in docs:
+        for r in d["rows"]:
+            cells = [st["title"], size_text(r["size"])]
+            for p in ("oop", "ip"):
+                b = (r.get("strata") or {}).get(p) or {}
+                n = (r.get("nonblocking") or {}).get(p) or {}
+                delta = r.get("delta_us_" + p)
+                cells += [fmt_t(b.get("time_us")), fmt_t(n.get("time_us")), fmt_delta(delta)]
+                if p == PLACEMENT and delta is not None:
+                    items.append((f"{size_text(r['size'])}, {d['nranks']} ranks", delta))
+            wrong = sum((((r.get(i) or {}).get(p) or {}).get("wrong") or 0)
+                        for i in ("strata", "nonblocking") for p in ("oop", "ip"))
+            cells += [progress_text(d), str(wrong)]
+            md.append("| " + " | ".join(cells) + " |")
+    md.append("")
+    return md, items
+
+
+def overlap_section(extra):
+    """Markdown lines for (e) and [(label, fraction, raw)] for the Targets list."""
+    docs = [(st, d) for st, d in extra if st["kind"] == "overlap"]
+    if not docs:
+        return [], []
+    md = ["## (e) Overlap of a nonblocking allreduce with computation", "",
+          "`strata-perf --overlap`: t_coll = `strataAllReduce` alone; t_comp = a CPU-bound loop "
+          "alone (no strata or MPI call), calibrated on each rank to its t_coll; t_both = "
+          "`strataIAllReduce`, the loop, `strataWait`. hidden = (t_coll + t_comp - t_both) / "
+          "t_coll, clamped to [0, 1]; raw = unclamped. On a machine with fewer cores than ranks "
+          "x 2 (caller and progress thread), the progress thread competes with the loop.", "",
+          "| setting | size | t_coll | t_comp | t_both | hidden | raw | progress thread | "
+          "compute ok | wrong |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    items = []
+    for st, d in docs:
+        for r in d["rows"]:
+            o = r.get("overlap") or {}
+            md.append("| " + " | ".join([
+                st["title"], size_text(r["size"]), fmt_t(o.get("t_coll_us")),
+                fmt_t(o.get("t_comp_us")), fmt_t(o.get("t_both_us")),
+                f"{o.get('fraction_hidden', 0):.2f}", f"{o.get('fraction_hidden_raw', 0):.2f}",
+                progress_text(d), "yes" if o.get("compute_ok") else "**no**",
+                str(o.get("wrong"))]) + " |")
+            items.append((f"{size_text(r['size'])}, {d['nranks']} ranks",
+                          o.get("fraction_hidden"), o.get("fraction_hidden_raw")))
+    md.append("")
+    return md, items
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder")
@@ -218,6 +306,11 @@ def main():
             md.append(f"**Validation: {wrong} wrong elements / a run reported not ok.**")
         md += [""] + table(rows, multi) + ["", f"![{st['title']}]({st['setting']}.png)", ""]
 
+    extra = load_extra(a.folder)
+    nb_md, nb_items = nonblocking_section(extra)
+    ov_md, ov_items = overlap_section(extra)
+    md += nb_md + ov_md
+
     # Targets.
     md += ["## Targets", "", "Checked on the medians; float32 sum, out-of-place.", ""]
     big = [(f"{size_text(r['size'])}, {st['title']}", r) for st, _, _, rows in results
@@ -264,6 +357,23 @@ def main():
     items = [(l, 1 / r["ratio"]) for l, r in small if r["ratio"]]
     md += check("Small messages (<= 64 KiB), every setting: strata time <= 1.2x best MPI time",
                 items, lambda v: v <= 1.2, lat_desc)
+
+    def nb_desc(items, bad):
+        w = max(items, key=lambda x: x[1])
+        s = f"Worst: {w[1]:+.2f} us per call at {w[0]} (target <= +{NONBLOCKING_LIMIT_US:.0f} us"
+        return s + (f", over by {w[1] - NONBLOCKING_LIMIT_US:.2f} us)." if bad else ").")
+    md += check(f"The nonblocking path adds no more than {NONBLOCKING_LIMIT_US:.0f} us per call on "
+                "one host (8 B and 64 KiB, 2 and 4 ranks)", nb_items,
+                lambda v: v <= NONBLOCKING_LIMIT_US, nb_desc,
+                empty="setting (d) was not run")
+    if ov_items:
+        md += [f"- **Overlap, 16 MiB allreduce vs an equal computation**: measured fraction hidden "
+               + "; ".join(f"{f:.2f} (raw {r:.2f}) at {l}" for l, f, r in ov_items
+                           if f is not None and r is not None)
+               + " (reported, no target)."]
+    else:
+        md += ["- **Overlap, 16 MiB allreduce vs an equal computation**: N/A (setting (e) was not "
+               "run)"]
     if a.quick == "1":
         md += ["", "(Quick run: the ranges above hold only the sizes it measured.)"]
     print("\n".join(md))

@@ -41,11 +41,19 @@ const std::vector<std::pair<std::string, strataRedOp_t>>& opNames() {
   return names;
 }
 
+// strata's names (collectiveName), then nccl-tests' spellings of them.
 const std::vector<std::pair<std::string, Collective>>& collectiveNames() {
-  static const std::vector<std::pair<std::string, Collective>> names = {
-      {"allreduce", Collective::kAllReduce},          {"reducescatter", Collective::kReduceScatter},
-      {"allgather", Collective::kAllGather},          {"all_reduce", Collective::kAllReduce},
-      {"reduce_scatter", Collective::kReduceScatter}, {"all_gather", Collective::kAllGather}};
+  static const std::vector<std::pair<std::string, Collective>> names = [] {
+    std::vector<std::pair<std::string, Collective>> n;
+    for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather,
+                         Collective::kBroadcast, Collective::kReduce}) {
+      n.emplace_back(collectiveName(c), c);
+    }
+    n.emplace_back("all_reduce", Collective::kAllReduce);
+    n.emplace_back("reduce_scatter", Collective::kReduceScatter);
+    n.emplace_back("all_gather", Collective::kAllGather);
+    return n;
+  }();
   return names;
 }
 
@@ -101,19 +109,52 @@ Status resolveVs(PerfOptions* o) {
   return Status::ok();
 }
 
-}  // namespace
-
-const char* collectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "allreduce";
-    case Collective::kReduceScatter:
-      return "reducescatter";
-    case Collective::kAllGather:
-      return "allgather";
+// --nonblocking, --inflight, --overlap and --compute-us: which mode, and what goes with it.
+Status resolveMode(PerfOptions* o) {
+  if (o->nonblocking && o->overlap) {
+    return invalidArgument(
+        "--nonblocking and --overlap are separate modes (--overlap already times the "
+        "nonblocking call, with a computation); give one");
   }
-  return "unknown";
+  if (o->inflightGiven && !o->nonblocking) {
+    return invalidArgument("--inflight " + std::to_string(o->inflight) +
+                           " needs --nonblocking (it is the number of nonblocking calls issued "
+                           "before waiting)");
+  }
+  if (o->inflight < 1 || o->inflight > kMaxInflight) {
+    return invalidArgument("--inflight " + std::to_string(o->inflight) + ": give 1 to " +
+                           std::to_string(kMaxInflight) +
+                           " nonblocking calls in flight per timed iteration");
+  }
+  if (o->computeGiven && !o->overlap) {
+    return invalidArgument("--compute-us needs --overlap (it sizes the overlapped computation)");
+  }
+  if (!(o->computeUs >= 0 && o->computeUs <= 1e8)) {
+    return invalidArgument("--compute-us " + std::to_string(o->computeUs) +
+                           ": give 0 (calibrated to the collective's time) to 1e8 microseconds");
+  }
+  if (o->root < 0) {
+    return invalidArgument("-r/--root " + std::to_string(o->root) + ": ranks count from 0");
+  }
+  if (!o->nonblocking && !o->overlap) {
+    o->mode = PerfMode::kBlocking;
+    return Status::ok();
+  }
+  const char* flag = o->nonblocking ? "--nonblocking" : "--overlap";
+  if (!o->vs.empty()) {
+    return invalidArgument(std::string(flag) +
+                           " does not go with --vs mpi: its second set of columns is strata's "
+                           "own; run --vs mpi separately");
+  }
+  if (o->device) {
+    return invalidArgument(std::string(flag) +
+                           ": strata's nonblocking calls take host buffers only; drop --device");
+  }
+  o->mode = o->nonblocking ? PerfMode::kNonblocking : PerfMode::kOverlap;
+  return Status::ok();
 }
+
+}  // namespace
 
 const char* perfTypeName(strataDataType_t t) {
   for (const auto& [name, value] : typeNames()) {
@@ -123,8 +164,12 @@ const char* perfTypeName(strataDataType_t t) {
 }
 
 const char* perfOpName(const PerfOptions& o) {
-  if (o.coll == Collective::kAllGather) return "none";
+  if (!reduces(o.coll)) return "none";
   return redOpName(o.redop);
+}
+
+int perfRoot(const PerfOptions& o) {
+  return o.coll == Collective::kBroadcast || o.coll == Collective::kReduce ? o.root : -1;
 }
 
 StatusOr<size_t> parsePerfSize(const std::string& flag, const std::string& text) {
@@ -169,7 +214,8 @@ Status resolveOptions(PerfOptions* o) {
     if (next <= s) break;  // overflow
     s = next;
   }
-  return resolveVs(o);
+  STRATA_RETURN_IF_ERROR(resolveVs(o));
+  return resolveMode(o);
 }
 
 Geometry geometryFor(Collective c, size_t sizeBytes, size_t typeSize, int nranks) {
@@ -187,6 +233,9 @@ Geometry geometryFor(Collective c, size_t sizeBytes, size_t typeSize, int nranks
     case Collective::kAllGather:
       g.count = g.sendCount = count / n;
       g.recvCount = g.count * n;
+      break;
+    default:  // broadcast, reduce (resolveOptions accepts no other)
+      g.count = g.sendCount = g.recvCount = count;
       break;
   }
   g.bytes = std::max(g.sendCount, g.recvCount) * typeSize;

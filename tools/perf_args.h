@@ -6,12 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "common/collective.h"
 #include "common/status.h"
 #include "strata/strata.h"
 
 namespace strata::tools {
 
-enum class Collective { kAllReduce, kReduceScatter, kAllGather };
+// What a run measures: nccl-tests' table (blocking calls, optionally next to MPI's), blocking
+// next to nonblocking calls (--nonblocking), or a collective overlapped with computation
+// (--overlap).
+enum class PerfMode { kBlocking, kNonblocking, kOverlap };
+
+constexpr int kMaxInflight = 256;
 
 struct PerfOptions {
   // As typed; nccl-tests' flags and defaults where nccl-tests has them.
@@ -24,15 +30,23 @@ struct PerfOptions {
   int check = 1;                // -c: check iterations (0 = none)
   int average = 1;              // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
   int repeat = 1;               // -R
+  int root = 0;                 // -r: broadcast and reduce (nccl-tests ignores it elsewhere)
   std::string collective = "allreduce";
   std::string datatype = "float";
   std::string op = "sum";
   std::string vs;       // "" or "mpi"
   std::string vsLabel;  // defaults to vs
   std::string json, csv, png, title;
-  bool device = false;  // --device (CUDA builds): strata on device buffers (perf_device.h)
+  bool device = false;       // --device (CUDA builds): strata on device buffers (perf_device.h)
+  bool nonblocking = false;  // --nonblocking: strata's I-calls next to its blocking calls
+  int inflight = 1;          // --inflight: nonblocking calls issued before waiting
+  bool inflightGiven = false;
+  bool overlap = false;  // --overlap: the I-call overlapped with a computation
+  double computeUs = 0;  // --compute-us: the computation's time (0: calibrated to t_coll)
+  bool computeGiven = false;
 
   // Resolved by resolveOptions.
+  PerfMode mode = PerfMode::kBlocking;
   Collective coll = Collective::kAllReduce;
   strataDataType_t type = strataFloat32;
   strataRedOp_t redop = strataSum;
@@ -40,9 +54,9 @@ struct PerfOptions {
   std::vector<size_t> sizes;  // the sweep, in bytes as typed (before rounding to elements)
 };
 
-// The names nccl-tests prints: "allreduce", "float", "half", "sum", ... An allgather has no op
-// and prints "none", as nccl-tests does.
-const char* collectiveName(Collective c);
+// The names nccl-tests prints: "float", "half", "sum", ... (the collective's is
+// strata::collectiveName). An allgather or broadcast has no op and prints "none", as nccl-tests
+// does.
 const char* perfTypeName(strataDataType_t t);
 const char* perfOpName(const PerfOptions& o);
 
@@ -50,11 +64,16 @@ const char* perfOpName(const PerfOptions& o);
 StatusOr<size_t> parsePerfSize(const std::string& flag, const std::string& text);
 
 // Checks every option and fills the resolved fields. The messages name the flag and the value.
+// The root (-r) is checked against the job's size later, in Bench::create.
 Status resolveOptions(PerfOptions* o);
+
+// The root column: -r for broadcast and reduce, -1 for the others (as nccl-tests prints).
+int perfRoot(const PerfOptions& o);
 
 // What one size means for a collective, in nccl-tests' terms (its GetCollByteCount): `count` is
 // the element count a call takes (per rank for reduce-scatter and all-gather), `bytes` the
-// size column (the whole array: max of send and receive bytes).
+// size column (the whole array: max of send and receive bytes). Broadcast and reduce move the
+// whole array: count = size / type size.
 struct Geometry {
   size_t count = 0;      // the count argument of the call
   size_t sendCount = 0;  // elements each rank sends

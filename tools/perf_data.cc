@@ -117,7 +117,7 @@ double Pattern::input(int rank, size_t phase) const {
   const size_t r = static_cast<size_t>(rank);
   const double q = static_cast<double>((phase * (r + 1) + r) % kPeriod);
   const auto qi = static_cast<long long>(q);
-  if (coll_ == Collective::kAllGather) return q;
+  if (coll_ == Collective::kAllGather || coll_ == Collective::kBroadcast) return q;
   switch (op_) {
     case strataSum:
       return rank < contributors_ ? static_cast<double>(qi % 4) : 0;
@@ -195,6 +195,10 @@ size_t Pattern::wrongGathered(const void* buf, size_t sendCount) const {
     bad += wrong(got + static_cast<size_t>(b) * sendCount * typeSize_, inputRow(b), 0, sendCount);
   }
   return bad;
+}
+
+size_t Pattern::wrongBroadcast(const void* buf, int root, size_t n) const {
+  return wrong(buf, inputRow(root), 0, n);
 }
 
 }  // namespace strata::tools

@@ -16,7 +16,8 @@
 //         are shifted up by 3 for unsigned types.
 //   prod  mostly 1, with a 2 from the element's owner (as for max) and from up to five more
 //         ranks (|product| <= 64), and -1s for signed types.
-//   allgather  q itself (0..126), so every rank's block differs from the others'.
+//   allgather, broadcast  q itself (0..126), so every rank's block differs from the others' (a
+//         broadcast that delivers a rank other than the root's input is caught).
 // Inputs depend on i only through i % 127, which no power-of-two block size is a multiple of,
 // so a block delivered to the wrong rank is caught.
 #pragma once
@@ -37,12 +38,15 @@ class Pattern {
   void fill(int rank, void* buf, size_t first, size_t n) const;
 
   // Elements of buf (n of them) that differ from the reduction of all ranks' inputs at
-  // positions [first, first + n) (allreduce: first 0; reduce-scatter: rank * recvcount).
+  // positions [first, first + n) (allreduce, reduce: first 0; reduce-scatter: rank * recvcount).
   size_t wrongReduced(const void* buf, size_t first, size_t n) const;
 
   // Elements of an all-gather's result (nranks blocks of sendCount) that differ from each rank's
   // input.
   size_t wrongGathered(const void* buf, size_t sendCount) const;
+
+  // Elements of a broadcast's result (n elements) that differ from `root`'s input.
+  size_t wrongBroadcast(const void* buf, int root, size_t n) const;
 
  private:
   static constexpr size_t kPeriod = 127;

@@ -30,12 +30,41 @@ Json ratioJson(const Measurement& vs, const Measurement& strata) {
   return strata.timeUs > 0 ? Json(vs.timeUs / strata.timeUs) : Json(nullptr);
 }
 
+Json overlapJson(const OverlapResult& r) {
+  Json j;
+  j["t_coll_us"] = r.collUs;
+  j["t_comp_us"] = r.compUs;
+  j["t_both_us"] = r.bothUs;
+  j["fraction_hidden"] = r.hidden;
+  j["fraction_hidden_raw"] = r.hiddenRaw;
+  j["compute_passes_min"] = r.passesMin;
+  j["compute_passes_max"] = r.passesMax;
+  j["compute_ok"] = r.computeOk;
+  j["wrong"] = r.wrong < 0 ? Json(nullptr) : Json(r.wrong);
+  j["t_coll_samples_us"] = r.collSamplesUs;
+  j["t_comp_samples_us"] = r.compSamplesUs;
+  j["t_both_samples_us"] = r.bothSamplesUs;
+  return j;
+}
+
 Json rowJson(const PerfOptions& o, const PerfRow& r) {
   Json j;
   j["size"] = r.bytes;
   j["count"] = r.count;
+  if (o.mode == PerfMode::kOverlap) {
+    // The blocking call alone, out of place, as strata's measurement (tools/plot draws it).
+    j["strata"] = {{"oop", measurementJson(r.strata[kOutOfPlace])}, {"ip", nullptr}};
+    j["overlap"] = overlapJson(r.overlap);
+    return j;
+  }
   j["strata"] = {{"oop", measurementJson(r.strata[kOutOfPlace])},
                  {"ip", measurementJson(r.strata[kInPlace])}};
+  if (o.mode == PerfMode::kNonblocking) {
+    j["nonblocking"] = {{"oop", measurementJson(r.nonblocking[kOutOfPlace])},
+                        {"ip", measurementJson(r.nonblocking[kInPlace])}};
+    j["delta_us_oop"] = r.nonblocking[kOutOfPlace].timeUs - r.strata[kOutOfPlace].timeUs;
+    j["delta_us_ip"] = r.nonblocking[kInPlace].timeUs - r.strata[kInPlace].timeUs;
+  }
   if (!o.vs.empty()) {
     j["vs"] = {{"oop", measurementJson(r.vs[kOutOfPlace])},
                {"ip", measurementJson(r.vs[kInPlace])}};
@@ -57,6 +86,37 @@ std::string number(double x) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.9g", x);
   return buf;
+}
+
+const char* modeName(PerfMode m) {
+  switch (m) {
+    case PerfMode::kNonblocking:
+      return "nonblocking";
+    case PerfMode::kOverlap:
+      return "overlap";
+    default:
+      return "blocking";
+  }
+}
+
+// --overlap's CSV: one line per size.
+std::string overlapCsv(const PerfOptions& o, const PerfMeta& m, const std::vector<PerfRow>& rows) {
+  std::ostringstream t;
+  t << "collective,datatype,op,nranks,nhosts,size,count,root,t_coll_us,busbw,t_comp_us,"
+       "t_both_us,fraction_hidden,fraction_hidden_raw,compute_passes_min,compute_passes_max,"
+       "compute_ok,wrong\n";
+  for (const PerfRow& r : rows) {
+    const OverlapResult& x = r.overlap;
+    t << collectiveName(o.coll) << ',' << perfTypeName(o.type) << ',' << perfOpName(o) << ','
+      << m.nranks << ',' << m.hosts.size() << ',' << r.bytes << ',' << r.count << ',' << perfRoot(o)
+      << ',' << number(x.collUs) << ',' << number(r.strata[kOutOfPlace].busbw) << ','
+      << number(x.compUs) << ',' << number(x.bothUs) << ',' << number(x.hidden) << ','
+      << number(x.hiddenRaw) << ',' << x.passesMin << ',' << x.passesMax << ','
+      << (x.computeOk ? 1 : 0) << ',';
+    if (x.wrong >= 0) t << x.wrong;
+    t << '\n';
+  }
+  return t.str();
 }
 
 }  // namespace
@@ -87,6 +147,12 @@ Status writeJson(const std::string& path, const PerfOptions& o, const PerfMeta& 
   j["maxbytes"] = o.maxBytes;
   j["stepfactor"] = o.stepFactor;
   j["stepbytes"] = o.stepBytes;
+  j["root"] = perfRoot(o);  // -1: not a rooted collective
+  j["mode"] = modeName(o.mode);
+  j["inflight"] = o.inflight;
+  j["thread_level"] = threadLevelName(m.threadLevel);
+  j["progress_thread"] = m.progressThread;
+  if (o.mode == PerfMode::kOverlap) j["compute_us"] = o.computeUs;  // 0: calibrated to t_coll
   j["rank_hosts"] = m.rankHosts;
   j["argv"] = m.argv;
   Json rowList = Json::array();
@@ -97,35 +163,52 @@ Status writeJson(const std::string& path, const PerfOptions& o, const PerfMeta& 
     j["avg_busbw_vs"] = s.avgBusbwVs;
     j["ratio_geomean"] = s.ratioGeomean;
   }
+  if (o.mode == PerfMode::kNonblocking) {
+    j["avg_busbw_nonblocking"] = s.avgBusbwNonblocking;
+    j["avg_delta_us"] = s.avgDeltaUs;
+  }
+  if (o.mode == PerfMode::kOverlap) {
+    j["avg_fraction_hidden"] = s.avgHidden;
+    j["compute_failures"] = s.computeFailures;
+  }
   j["wrong_total"] = s.wrongTotal;
   j["out_of_bounds"] = s.outOfBounds;
-  j["ok"] = error.empty() && s.outOfBounds == 0;
+  j["ok"] = error.empty() && s.outOfBounds == 0 && s.computeFailures == 0;
   j["error"] = error.empty() ? Json(nullptr) : Json(error);
   return writeText("--json", path, j.dump(1) + "\n");
 }
 
 Status writeCsv(const std::string& path, const PerfOptions& o, const PerfMeta& m,
                 const std::vector<PerfRow>& rows) {
+  if (o.mode == PerfMode::kOverlap) return writeText("--csv", path, overlapCsv(o, m, rows));
+  // ratio: the second implementation's time over strata's blocking one; delta_us (nonblocking
+  // lines): nonblocking - blocking time per call.
   std::ostringstream t;
   t << "collective,datatype,op,nranks,nhosts,size,count,impl,label,placement,time_us,algbw,"
-       "busbw,wrong,ratio,samples_us\n";
-  const int impls = o.vs.empty() ? 1 : 2;
+       "busbw,wrong,ratio,samples_us,root,inflight,delta_us\n";
+  std::vector<Impl> impls = {kStrata};
+  if (!o.vs.empty()) impls.push_back(kVs);
+  if (o.mode == PerfMode::kNonblocking) impls.push_back(kNonblocking);
   for (const PerfRow& r : rows) {
-    for (int impl = 0; impl < impls; ++impl) {
+    for (Impl impl : impls) {
+      const std::string name = impl == kStrata ? "strata" : impl == kVs ? o.vs : "nonblocking";
+      const std::string label = impl == kVs ? o.vsLabel : name;
       for (int p = 0; p < 2; ++p) {
-        const Measurement& x = impl == kStrata ? r.strata[p] : r.vs[p];
+        const Measurement& x = r.at(impl, Placement(p));
+        const Measurement& blocking = r.strata[p];
         t << collectiveName(o.coll) << ',' << perfTypeName(o.type) << ',' << perfOpName(o) << ','
-          << m.nranks << ',' << m.hosts.size() << ',' << r.bytes << ',' << r.count << ','
-          << (impl == kStrata ? "strata" : o.vs) << ',' << (impl == kStrata ? "strata" : o.vsLabel)
-          << ',' << (p == kInPlace ? "ip" : "oop") << ',' << number(x.timeUs) << ','
+          << m.nranks << ',' << m.hosts.size() << ',' << r.bytes << ',' << r.count << ',' << name
+          << ',' << label << ',' << (p == kInPlace ? "ip" : "oop") << ',' << number(x.timeUs) << ','
           << number(x.algbw) << ',' << number(x.busbw) << ',';
         if (x.wrong >= 0) t << x.wrong;
         t << ',';
-        if (impl == kVs && r.strata[p].timeUs > 0) t << number(x.timeUs / r.strata[p].timeUs);
+        if (impl != kStrata && blocking.timeUs > 0) t << number(x.timeUs / blocking.timeUs);
         t << ',';
         for (size_t i = 0; i < x.samplesUs.size(); ++i) {
           t << (i == 0 ? "" : ";") << number(x.samplesUs[i]);
         }
+        t << ',' << perfRoot(o) << ',' << (impl == kNonblocking ? o.inflight : 1) << ',';
+        if (impl == kNonblocking) t << number(x.timeUs - blocking.timeUs);
         t << '\n';
       }
     }

@@ -1,9 +1,12 @@
 #include "perf_report.h"
 
+#include <mpi.h>
+
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 namespace strata::tools {
 namespace {
@@ -14,7 +17,7 @@ constexpr const char* kTimeUnits[] = {"rank 0", "mean over ranks", "min over ran
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) {
-  char buf[512];
+  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -43,11 +46,27 @@ std::string body(const Measurement& m) {
          wrongText(m.wrong);
 }
 
+// A signed number in `width` characters, as fit() does (the nonblocking columns' difference).
+std::string fitSigned(double value, int width) {
+  const double a = std::fabs(value);
+  int digits = 0;
+  for (double v = 1; a >= v && digits < 40; v *= 10) ++digits;
+  if (digits < width - 3) return format("%+*.2f", width, value);
+  if (digits < width - 2) return format("%+*.1f", width, value);
+  return format("%+*.0f", width, value);
+}
+
 // The comparison's columns: time, busbw, #wrong, and its time over strata's.
 std::string vsBody(const Measurement& vs, const Measurement& strata) {
   const double ratio = strata.timeUs > 0 ? vs.timeUs / strata.timeUs : 0;
   return "  " + fit(vs.timeUs, 7) + "  " + fit(vs.busbw, 6) + "  " + wrongText(vs.wrong) + "  " +
          fit(ratio, 6);
+}
+
+// --nonblocking's columns: time, busbw, #wrong, and its time minus the blocking call's (us).
+std::string nonblockingBody(const Measurement& nb, const Measurement& blocking) {
+  return "  " + fit(nb.timeUs, 7) + "  " + fit(nb.busbw, 6) + "  " + wrongText(nb.wrong) + "  " +
+         fitSigned(nb.timeUs - blocking.timeUs, 6);
 }
 
 // `title` centred over a group of columns `width` wide.
@@ -75,27 +94,102 @@ const char* vsCallName(Collective c) {
       return "MPI_Reduce_scatter_block";
     case Collective::kAllGather:
       return "MPI_Allgather";
+    case Collective::kBroadcast:
+      return "MPI_Bcast (out of place: the root first copies sendbuff to recvbuff)";
+    case Collective::kReduce:
+      return "MPI_Reduce";
+    default:
+      return "";
+  }
+}
+
+std::string progressLine(const PerfMeta& m) {
+  const char* progress = std::getenv("STRATA_PROGRESS");
+  const std::string setting =
+      std::string("STRATA_PROGRESS=") + (progress != nullptr ? progress : "1 (default)");
+  if (m.progressThread) {
+    return format(
+        "# Progress thread: on (MPI provided %s, %s): the communicator's own thread runs the "
+        "nonblocking calls while the caller goes on\n",
+        threadLevelName(m.threadLevel), setting.c_str());
+  }
+  return format(
+      "# Progress thread: OFF (MPI provided %s, %s; it needs MPI_THREAD_MULTIPLE and "
+      "STRATA_PROGRESS=1): the nonblocking calls run inside strataWait\n",
+      threadLevelName(m.threadLevel), setting.c_str());
+}
+
+std::string modeLines(const PerfOptions& o, const PerfMeta& m) {
+  const char* name = strataCallName(o.coll, false);
+  const char* nbName = strataCallName(o.coll, true);
+  if (o.mode == PerfMode::kNonblocking) {
+    return format(
+               "# Nonblocking: every timed iteration issues --inflight %d %s, each on "
+               "its own buffers, then strataWait on each; the blocking columns make the same "
+               "%d %s on the same buffers back to back; the two alternate every repeat. "
+               "Times are per call (iteration time / %d); nb-bl = nonblocking - blocking time "
+               "per call (us)\n",
+               o.inflight, nbName, o.inflight, name, o.inflight) +
+           progressLine(m);
+  }
+  if (o.mode == PerfMode::kOverlap) {
+    const std::string sized = o.computeUs > 0
+                                  ? format("%g us (--compute-us)", o.computeUs)
+                                  : std::string("calibrated on each rank to its own t_coll");
+    return format(
+               "# Overlap (out of place): t_coll = %s alone; t_comp = a CPU-bound loop alone "
+               "(no strata or MPI call), %s; t_both = %s, the loop, then strataWait; "
+               "hidden = (t_coll + t_comp - t_both) / t_coll clamped to [0,1], raw = "
+               "unclamped; each timed -n times per repeat\n",
+               name, sized.c_str(), nbName) +
+           progressLine(m);
   }
   return "";
 }
 
 }  // namespace
 
+const char* threadLevelName(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+    default:
+      return "an unknown thread level";
+  }
+}
+
 PerfSummary summarize(const PerfOptions& o, const std::vector<PerfRow>& rows) {
   PerfSummary s;
   double logRatios = 0;
   int ratios = 0, n = 0;
+  auto count = [&s](long long wrong) {
+    if (wrong > 0) {
+      ++s.outOfBounds;
+      s.wrongTotal += wrong;
+    }
+  };
   for (const PerfRow& r : rows) {
+    if (o.mode == PerfMode::kOverlap) {
+      s.avgBusbw += r.strata[kOutOfPlace].busbw;
+      s.avgHidden += r.overlap.hidden;
+      ++n;
+      count(r.overlap.wrong);
+      s.computeFailures += r.overlap.computeOk ? 0 : 1;
+      continue;
+    }
     for (int p = 0; p < 2; ++p) {
       s.avgBusbw += r.strata[p].busbw;
       s.avgBusbwVs += r.vs[p].busbw;
+      s.avgBusbwNonblocking += r.nonblocking[p].busbw;
+      s.avgDeltaUs += r.nonblocking[p].timeUs - r.strata[p].timeUs;
       ++n;
-      for (const Measurement* m : {&r.strata[p], &r.vs[p]}) {
-        if (m->wrong > 0) {
-          ++s.outOfBounds;
-          s.wrongTotal += m->wrong;
-        }
-      }
+      for (const Measurement* m : {&r.strata[p], &r.vs[p], &r.nonblocking[p]}) count(m->wrong);
       if (!o.vs.empty() && r.strata[p].timeUs > 0 && r.vs[p].timeUs > 0) {
         logRatios += std::log(r.vs[p].timeUs / r.strata[p].timeUs);
         ++ratios;
@@ -105,6 +199,9 @@ PerfSummary summarize(const PerfOptions& o, const std::vector<PerfRow>& rows) {
   if (n > 0) {
     s.avgBusbw /= n;
     s.avgBusbwVs /= n;
+    s.avgBusbwNonblocking /= n;
+    s.avgDeltaUs /= n;
+    s.avgHidden /= n;
   }
   if (ratios > 0) s.ratioGeomean = std::exp(logRatios / ratios);
   return s;
@@ -121,7 +218,8 @@ std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
       o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
       o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.repeat, o.check,
       kTimeUnits[o.average]);
-  t += format("# Datatype %s, op %s\n", perfTypeName(o.type), perfOpName(o));
+  t += format("# Datatype %s, op %s", perfTypeName(o.type), perfOpName(o));
+  t += perfRoot(o) >= 0 ? format(", root %d\n", perfRoot(o)) : "\n";
   if (!o.vs.empty()) {
     t += format(
         "# Compared with: %s (label %s): %s on the same communicator and buffers, "
@@ -129,6 +227,7 @@ std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
         "strata faster)\n",
         o.vs.c_str(), o.vsLabel.c_str(), vsCallName(o.coll), o.vsLabel.c_str());
   }
+  t += modeLines(o, m);
   t += "#\n# Using hosts:";
   for (const std::string& h : m.hosts) {
     std::vector<int> ranks;
@@ -155,9 +254,36 @@ std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
   return t;
 }
 
+namespace {
+
+// --overlap's table: one group of columns per measurement, then the fraction hidden.
+std::string overlapHeader() {
+  std::string l1 = format("# %10s  %12s  %8s  %6s  %6s  ", "", "", "", "", "");
+  l1 += centred("(a) alone", 16) + "  " + centred("(b) alone", 8) + "  " + centred("(c) both", 8) +
+        "  " + centred("hidden", 14);
+  std::string l2 = format("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %8s  %8s  %6s  %6s  %6s", "size",
+                          "count", "type", "redop", "root", "t_coll", "busbw", "t_comp", "t_both",
+                          "hidden", "raw", "#wrong");
+  std::string l3 =
+      format("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %8s  %8s  %6s  %6s  %6s", "(B)", "(elements)",
+             "", "", "", "(us)", "(GB/s)", "(us)", "(us)", "[0,1]", "", "");
+  return "#\n" + l1 + "\n" + l2 + " \n" + l3 + " \n";
+}
+
+std::string overlapRow(const PerfRow& row) {
+  const OverlapResult& r = row.overlap;
+  return "  " + fit(r.collUs, 8) + "  " + fit(row.strata[kOutOfPlace].busbw, 6) + "  " +
+         fit(r.compUs, 8) + "  " + fit(r.bothUs, 8) + "  " + format("%6.3f", r.hidden) + "  " +
+         format("%6.3f", r.hiddenRaw) + "  " + wrongText(r.wrong);
+}
+
+}  // namespace
+
 std::string formatTableHeader(const PerfOptions& o) {
-  const bool vs = !o.vs.empty();
-  const size_t vsWidth = 2 + 7 + 2 + 6 + 2 + 6 + 2 + 6;
+  if (o.mode == PerfMode::kOverlap) return overlapHeader();
+  const bool nb = o.mode == PerfMode::kNonblocking;
+  const bool second = !o.vs.empty() || nb;
+  const size_t secondWidth = 2 + 7 + 2 + 6 + 2 + 6 + 2 + 6;
   std::string l1 = format(
       "# %10s  %12s  %8s  %6s  %6s           out-of-place                  "
       "     in-place          ",
@@ -168,11 +294,12 @@ std::string formatTableHeader(const PerfOptions& o) {
   std::string l3 = format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s",
                           "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
                           "(GB/s)", "(GB/s)", "");
-  if (vs) {
+  if (second) {
+    const std::string label = nb ? std::string("nonblocking") : o.vsLabel;
     for (const char* where : {"out-of-place", "in-place"}) {
-      l1 += centred(o.vsLabel + " " + where, vsWidth);
-      l2 += format("  %7s  %6s  %6s  %6s", "time", "busbw", "#wrong", "ratio");
-      l3 += format("  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "", "(x)");
+      l1 += centred(label + " " + where, secondWidth);
+      l2 += format("  %7s  %6s  %6s  %6s", "time", "busbw", "#wrong", nb ? "nb-bl" : "ratio");
+      l3 += format("  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "", nb ? "(us)" : "(x)");
     }
   }
   return "#\n" + l1 + "\n" + l2 + " \n" + l3 + " \n";
@@ -180,11 +307,16 @@ std::string formatTableHeader(const PerfOptions& o) {
 
 std::string formatRow(const PerfOptions& o, const PerfRow& row) {
   std::string t = format("%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, perfTypeName(o.type),
-                         perfOpName(o), -1);
+                         perfOpName(o), perfRoot(o));
+  if (o.mode == PerfMode::kOverlap) return t + overlapRow(row) + "\n";
   t += body(row.strata[kOutOfPlace]) + body(row.strata[kInPlace]);
   if (!o.vs.empty()) {
     t += vsBody(row.vs[kOutOfPlace], row.strata[kOutOfPlace]);
     t += vsBody(row.vs[kInPlace], row.strata[kInPlace]);
+  }
+  if (o.mode == PerfMode::kNonblocking) {
+    t += nonblockingBody(row.nonblocking[kOutOfPlace], row.strata[kOutOfPlace]);
+    t += nonblockingBody(row.nonblocking[kInPlace], row.strata[kInPlace]);
   }
   return t + "\n";
 }
@@ -198,6 +330,20 @@ std::string formatFooter(const PerfOptions& o, const PerfSummary& s) {
     t += format("# %-20s : %g \n", ("Avg bus bw " + o.vsLabel).c_str(), s.avgBusbwVs);
     t += format("# %-20s : %g (geometric mean of %s time / strata time; > 1: strata faster)\n",
                 "Time ratio", s.ratioGeomean, o.vsLabel.c_str());
+  }
+  if (o.mode == PerfMode::kNonblocking) {
+    t += format("# %-20s : %g \n", "Avg bus bw nonblock", s.avgBusbwNonblocking);
+    t += format(
+        "# %-20s : %+.2f us per call (mean of nonblocking - blocking over every row, "
+        "out of place and in place)\n",
+        "Nonblocking cost", s.avgDeltaUs);
+  }
+  if (o.mode == PerfMode::kOverlap) {
+    t += format("# %-20s : %.3f (mean over sizes of the clamped fraction of t_coll hidden)\n",
+                "Avg fraction hidden", s.avgHidden);
+    t += format("# %-20s : %s\n", "Computation check",
+                s.computeFailures == 0 ? "OK (the same checksum alone and overlapped)"
+                                       : "FAILED (the overlapped computation's checksum changed)");
   }
   t += "#\n";
   t += format("# Collective test concluded: strata-perf %s\n", collectiveName(o.coll));

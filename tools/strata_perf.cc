@@ -1,9 +1,12 @@
 // strata-perf: nccl-tests for strata. Under mpirun it times strataAllReduce,
-// strataReduceScatter or strataAllGather over a sweep of sizes, out of place and in place, and
-// prints nccl-tests' table (size, count, type, redop, root, time, algbw, busbw, #wrong), so its
-// output reads, and parses, like all_reduce_perf's. With --vs mpi it times MPI's own collective
-// on the same communicator and buffers in the same run, alternating with strata. With --device
-// (CUDA builds) strata's buffers are on the GPU and its calls on a stream (perf_device.h).
+// strataReduceScatter, strataAllGather, strataBroadcast or strataReduce over a sweep of sizes,
+// out of place and in place, and prints nccl-tests' table (size, count, type, redop, root, time,
+// algbw, busbw, #wrong), so its output reads, and parses, like all_reduce_perf's. With --vs mpi
+// it times MPI's own collective on the same communicator and buffers in the same run,
+// alternating with strata. With --device (CUDA builds) strata's buffers are on the GPU and its
+// calls on a stream (perf_device.h). With --nonblocking it times strata's nonblocking calls next
+// to its blocking ones; with --overlap, a nonblocking call overlapped with a computation
+// (perf_bench.h).
 //
 // It uses only the public API (strataCommInitMPI, the collectives, strataCommDescribe), plus the
 // host name strata groups ranks by, for the header.
@@ -40,10 +43,18 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// Whether the communicator runs queued calls on its own thread (core/init.cc's rule).
+bool progressThread(int threadLevel) {
+  return threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_PROGRESS") != 0;
+}
+
 // Host names and pids of every rank, the hierarchy and the version, on rank 0.
-PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int argc, char** argv) {
+PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int argc, char** argv,
+                    int threadLevel) {
   PerfMeta m;
   m.nranks = nranks;
+  m.threadLevel = threadLevel;
+  m.progressThread = progressThread(threadLevel);
   strataGetVersion(&m.versionCode);
   m.version = std::to_string(m.versionCode / 10000) + "." +
               std::to_string(m.versionCode / 100 % 100) + "." + std::to_string(m.versionCode % 100);
@@ -73,8 +84,7 @@ PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int a
 
 // --device's lines of the header: where the buffers are and how a call is timed.
 std::string deviceLines(const PerfOptions& o, const PerfDevice& device, int threadLevel) {
-  const bool threaded =
-      threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_PROGRESS") != 0;
+  const bool threaded = progressThread(threadLevel);
   std::string t = "# Device buffers: strata's send/recv cudaMalloc'd on GPU local rank % GPU count";
   t += " (rank 0: " + device.describe() + "), calls on one non-blocking stream\n";
   t += "# Device timing: every call is followed by cudaStreamSynchronize inside the timed loop "
@@ -137,6 +147,12 @@ int sweep(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, const PerfMeta&
       code = fail(std::to_string(summary.wrongTotal) + " wrong elements in " +
                   std::to_string(summary.outOfBounds) + " results (#wrong column)");
     }
+    if (summary.computeFailures > 0) {
+      code = fail(
+          "--overlap: the computation gave another checksum next to the collective than "
+          "alone at " +
+          std::to_string(summary.computeFailures) + " sizes");
+    }
     if (!jsonPath.empty()) {
       const Status w = writeJson(jsonPath, o, meta, rows, summary, error);
       if (!w.isOk()) code = fail(w.message());
@@ -195,13 +211,15 @@ int openDevice(MPI_Comm mpi, int rank, int nranks, std::unique_ptr<PerfDevice>* 
 }
 
 int run(const PerfOptions& o, int* argc, char*** argv) {
-  // Device calls run on strata's progress thread only under MPI_THREAD_MULTIPLE (NCCL's
-  // semantics: they return once enqueued).
+  // Device calls and nonblocking host calls run on strata's progress thread only under
+  // MPI_THREAD_MULTIPLE (device calls then return once enqueued, as NCCL's do). The plain
+  // table keeps MPI_Init, so --vs mpi times MPI as applications usually run it.
   int threadLevel = MPI_THREAD_SINGLE;
-  if (o.device) {
+  if (o.device || o.mode != PerfMode::kBlocking) {
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &threadLevel);
   } else {
     MPI_Init(argc, argv);
+    MPI_Query_thread(&threadLevel);
   }
   int rank = 0, nranks = 1;
   MPI_Comm mpi = MPI_COMM_NULL;
@@ -239,7 +257,7 @@ int run(const PerfOptions& o, int* argc, char*** argv) {
     if (rank == 0)
       fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
   } else {
-    const PerfMeta meta = gatherMeta(comm, mpi, rank, nranks, *argc, *argv);
+    const PerfMeta meta = gatherMeta(comm, mpi, rank, nranks, *argc, *argv, threadLevel);
     code = sweep(o, comm, mpi, meta, jsonPath, device.get(), threadLevel);
     strataCommDestroy(comm);
   }
@@ -256,23 +274,58 @@ int run(const PerfOptions& o, int* argc, char*** argv) {
 
 constexpr const char* kFooter =
     R"(Output (stdout, rank 0), as nccl-tests' all_reduce_perf prints it:
-  size     bytes of the whole array: allreduce count*typesize; reducescatter the input and
-           allgather the output of one rank, i.e. nranks*count*typesize
+  size     bytes of the whole array: allreduce, broadcast, reduce count*typesize;
+           reducescatter the input and allgather the output of one rank, i.e.
+           nranks*count*typesize
   count    the count the call takes: elements per rank for reducescatter and allgather
+  root     -r for broadcast and reduce, -1 for the others
   time     mean time per call in us (-a: of rank 0, or the mean/min/max over ranks); with -R,
            the median of the repeats
   algbw    size / time, in GB/s (1e9 bytes/s)
-  busbw    allreduce: algbw * 2(n-1)/n; reducescatter, allgather: algbw * (n-1)/n
+  busbw    allreduce: algbw * 2(n-1)/n; reducescatter, allgather: algbw * (n-1)/n;
+           broadcast, reduce: algbw (nccl-tests' GetBw)
   #wrong   elements that differ from the exact result (-c), summed over ranks; N/A with -c 0
-  out-of-place columns, then in-place (allreduce send == recv; reducescatter
-  recv == send + rank*count; allgather send == recv + rank*count)
+           (reduce: the root's result, and out of place the other ranks' recvbuff untouched)
+  out-of-place columns, then in-place (allreduce, broadcast, reduce send == recv;
+  reducescatter recv == send + rank*count; allgather send == recv + rank*count)
 With --vs mpi, four more columns per placement: the MPI call's time, busbw, #wrong and ratio =
-MPI time / strata time (> 1: strata is faster). MPI_Allreduce, MPI_Reduce_scatter_block and
-MPI_Allgather run on the same communicator and buffers; avg is MPI_SUM then a division. Each
-repeat (-R) times strata, then MPI, so both see the same machine. MPI has no half or bfloat16.
+MPI time / strata time (> 1: strata is faster). MPI_Allreduce, MPI_Reduce_scatter_block,
+MPI_Allgather, MPI_Bcast and MPI_Reduce run on the same communicator and buffers; avg is
+MPI_SUM then a division; MPI_Bcast has one buffer, so out of place the root first copies
+sendbuff to recvbuff inside the timed call. Each repeat (-R) times strata, then MPI, so both
+see the same machine. MPI has no half or bfloat16.
 The last lines: "# Out of bounds values : N OK|FAILED" (results with wrong elements) and
 "# Avg bus bandwidth    : X" (strata's, over every row, out of place and in place).
 Exit status 1 when a result is wrong, a call fails, or a file cannot be written.
+
+--nonblocking: strata's blocking call and its nonblocking one (strataIAllReduce, ...,
+strataWait) in one table. Each timed iteration of the nonblocking columns issues --inflight N
+calls, each on its own buffers, then waits for them all; the blocking columns make the same N
+calls on the same buffers back to back; the two alternate every repeat (use -R 5 or so).
+Times are per call (iteration time / N). Four more columns per placement: the nonblocking
+call's time, busbw, #wrong and nb-bl = nonblocking - blocking time per call in us (> 0: the
+nonblocking path costs more). The footer adds "# Nonblocking cost : +X us per call". MPI is
+initialised with MPI_THREAD_MULTIPLE, and the header says whether strata's progress thread
+runs the calls (it needs MPI_THREAD_MULTIPLE and STRATA_PROGRESS=1; without it they run inside
+strataWait). --inflight is strata-perf's own (nccl-tests has no equivalent): "-a N calls in
+flight" in the design notes is --inflight N here, since -a is nccl-tests' averaging flag.
+JSON: "mode": "nonblocking", "inflight", "progress_thread", "thread_level", and per row
+"nonblocking": {"oop", "ip"} and "delta_us_oop", "delta_us_ip". CSV: "nonblocking" lines,
+with delta_us. Not with --vs mpi or --device.
+
+--overlap: how much of a nonblocking collective a computation hides. Per size, out of place,
+each repeat times (a) t_coll: the blocking call alone; (b) t_comp: a CPU-bound loop over a
+private 64 KiB buffer alone (it never calls strata or MPI); (c) t_both: the nonblocking call,
+the loop, then strataWait; each -n times. hidden = (t_coll + t_comp - t_both) / t_coll,
+clamped to [0,1] (1: the collective ran entirely behind the computation; 0: nothing
+overlapped); raw is the unclamped value. The loop's size: --compute-us US, or by default
+calibrated on each rank to that rank's own t_coll. The loop's checksum next to the collective
+must equal its checksum alone ("# Computation check : OK"). Columns: size count type redop
+root t_coll busbw t_comp t_both hidden raw #wrong (#wrong: the check of (c)). JSON: "mode":
+"overlap" and per row "overlap": {t_coll_us, t_comp_us, t_both_us, fraction_hidden,
+fraction_hidden_raw, compute_passes_min/max, compute_ok, wrong, *_samples_us}; CSV: one line
+per size with the same fields. Timings on a machine with fewer cores than ranks x 2 (caller
+and progress thread) understate what a real machine hides. Not with --vs mpi or --device.
 )"
 #ifdef STRATA_HAVE_CUDA
     R"(
@@ -287,6 +340,9 @@ same size. Exit status 77 on every rank when no GPU is visible.
     R"(
 Examples:
   mpirun -n 4 strata-perf -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -d float -o sum -t allreduce
+  mpirun -n 4 strata-perf -t broadcast -r 1 -b 8 -e 64M -f 4 --vs mpi
+  mpirun -n 2 strata-perf --nonblocking --inflight 4 -b 8 -e 64K -f 8192 -R 5
+  mpirun -n 2 strata-perf --overlap -b 16M -e 16M -n 10 -R 3 --json overlap.json
   mpirun -n 16 strata-perf -b 1K -e 256M -f 4 --vs mpi -R 3 --json ar.json --png ar.png
   mpirun -n 16 --mca coll_han_priority 100 strata-perf -b 1K -e 256M -f 4 --vs mpi \
       --vs-label han --json han.json
@@ -327,9 +383,13 @@ int main(int argc, char** argv) {
                  "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double (aliases: "
                  "float16 fp16 bf16 float32 float64 int char)")
       ->capture_default_str();
-  app.add_option("-o,--op", o.op, "sum prod max min avg (ignored by allgather)")
+  app.add_option("-o,--op", o.op, "sum prod max min avg (ignored by allgather and broadcast)")
       ->capture_default_str();
-  app.add_option("-t,--collective", o.collective, "allreduce, reducescatter or allgather")
+  app.add_option("-t,--collective", o.collective,
+                 "allreduce, reducescatter, allgather, broadcast or reduce")
+      ->capture_default_str();
+  app.add_option("-r,--root", o.root,
+                 "root rank of broadcast and reduce (the others ignore it, as nccl-tests does)")
       ->capture_default_str();
   app.add_option("-a,--average", o.average,
                  "time reported: 0 rank 0's, 1 the mean over ranks, 2 the min, 3 the max")
@@ -350,6 +410,22 @@ int main(int argc, char** argv) {
   app.add_option("--png", o.png, "plot busbw against size with tools/plot (needs gnuplot)")
       ->type_name("FILE");
   app.add_option("--title", o.title, "title of the --png plot")->type_name("TEXT");
+  app.add_flag("--nonblocking", o.nonblocking,
+               "time strata's nonblocking calls (strataI*, strataWait) next to its blocking ones, "
+               "alternately on the same buffers, per call; MPI_THREAD_MULTIPLE");
+  app.add_option("--inflight", o.inflight,
+                 "--nonblocking: calls issued (each on its own buffers) before waiting, per timed "
+                 "iteration (1..256). nccl-tests has no equivalent; its -a here stays averaging")
+      ->type_name("N")
+      ->capture_default_str();
+  app.add_flag("--overlap", o.overlap,
+               "per size: the blocking call alone, a computation alone, and the nonblocking call "
+               "with the computation before strataWait; the fraction of the call hidden");
+  app.add_option("--compute-us", o.computeUs,
+                 "--overlap: the computation's time in us (0: calibrated on each rank to its "
+                 "blocking call's time)")
+      ->type_name("US")
+      ->capture_default_str();
   const bool printer = strata::tools::firstProcess();
 #ifdef STRATA_HAVE_CUDA
   app.add_flag("--device", o.device,
@@ -373,6 +449,8 @@ int main(int argc, char** argv) {
     const int code = printer ? app.exit(e) : e.get_exit_code();
     return code == 0 ? 0 : 1;
   }
+  o.inflightGiven = app.count("--inflight") > 0;
+  o.computeGiven = app.count("--compute-us") > 0;
   const strata::Status resolved = strata::tools::resolveOptions(&o);
   if (!resolved.isOk()) return printer ? strata::tools::fail(resolved.message()) : 1;
   return strata::tools::guardedMain("strata-perf",

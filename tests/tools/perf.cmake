@@ -1,12 +1,18 @@
 # strata-perf, run as a user runs it (ctest -L tools); included from tests/tools/CMakeLists.txt.
 #
 #   tools.strata_perf.<case>   test_strata_perf.sh <case>: --help, argument errors (alone and
-#                              under mpiexec), an unwritable --json, the -c 1 sweeps below,
-#                              --vs mpi (ratio columns, JSON, CSV, MPI's results checked) and
+#                              under mpiexec, a root outside the job), an unwritable --json, the
+#                              -c 1 sweeps below, --vs mpi (ratio columns, JSON, CSV, MPI's
+#                              results checked; MPI_Bcast and MPI_Reduce in vs_mpi_rooted),
+#                              --nonblocking (both latencies per call, with and without the
+#                              progress thread, every collective), --overlap (fields and bounds),
+#                              overlap_functional (collective and computation both complete and
+#                              are right; the fraction is computed; never a speed verdict) and
 #                              --png / tools/plot (skipped without gnuplot)
 #
 #   check_<collective>_<layout>_<op>: float, half, bfloat16 and int8 on 2 ranks (2r) and on 4
-#   ranks as 2 emulated hosts (4r2h), ops sum, avg and max (allgather has no op).
+#   ranks as 2 emulated hosts (4r2h), ops sum, avg and max (allgather and broadcast have no op;
+#   broadcast and reduce run from root 1).
 #
 #   device (CUDA builds only): --device sweeps with -c 1 on 2 ranks sharing the GPU; skipped
 #   (exit 77) where no GPU is visible.
@@ -25,6 +31,7 @@ set(STRATA_PERF_TEST_ENV
   STRATA_PLAN_DUMP_FILE=unset:
   STRATA_DEBUG=unset:
   STRATA_DEBUG_SUBSYS=unset:
+  STRATA_PROGRESS=unset:
   "PERF_BIN=set:$<TARGET_FILE:strata-perf>"
   PERF_PLOT=set:${PROJECT_SOURCE_DIR}/tools/plot
   HOSTNAME_BY_RANK=set:${PROJECT_SOURCE_DIR}/tests/mpi/hostname_by_rank.sh
@@ -37,14 +44,15 @@ set(STRATA_PERF_TEST_ENV
   OMPI_MCA_rmaps_base_oversubscribe=set:1)
 
 set(STRATA_PERF_CASES help bad_arguments)
-set(STRATA_PERF_MPI_CASES bad_flag_mpi bad_output vs_mpi plot)
+set(STRATA_PERF_MPI_CASES bad_flag_mpi bad_root_mpi bad_output vs_mpi vs_mpi_rooted
+  nonblocking nonblocking_rooted nonblocking_no_progress overlap overlap_functional plot)
 foreach(layout 2r 4r2h)
-  foreach(coll allreduce reducescatter)
+  foreach(coll allreduce reducescatter reduce)
     foreach(op sum avg max)
       list(APPEND STRATA_PERF_MPI_CASES check_${coll}_${layout}_${op})
     endforeach()
   endforeach()
-  list(APPEND STRATA_PERF_MPI_CASES check_allgather_${layout}_sum)
+  list(APPEND STRATA_PERF_MPI_CASES check_allgather_${layout}_sum check_broadcast_${layout}_sum)
 endforeach()
 if(STRATA_HAVE_CUDA)
   list(APPEND STRATA_PERF_MPI_CASES device)

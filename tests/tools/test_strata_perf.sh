@@ -3,10 +3,11 @@
 #
 #   test_strata_perf.sh CASE
 #
-# CASE is help, bad_arguments, bad_flag_mpi, bad_output, vs_mpi, plot, device (CUDA builds:
-# exit 77, skipped, without a GPU), or check_<collective>_<layout>_<op>: a small sweep with -c 1
-# for float, half, bfloat16 and int8, where layout is 2r (2 ranks, one host) or 4r2h (4 ranks on
-# 2 emulated hosts, interleaved).
+# CASE is help, bad_arguments, bad_flag_mpi, bad_root_mpi, bad_output, vs_mpi, vs_mpi_rooted,
+# nonblocking, nonblocking_rooted, nonblocking_no_progress, overlap, overlap_functional, plot,
+# device (CUDA builds: exit 77, skipped, without a GPU), or check_<collective>_<layout>_<op>: a
+# small sweep with -c 1 for float, half, bfloat16 and int8, where layout is 2r (2 ranks, one
+# host) or 4r2h (4 ranks on 2 emulated hosts, interleaved); broadcast and reduce use root 1.
 #
 # The environment names what to run (ctest sets it; the names avoid the STRATA_ prefix, which
 # strata warns about when it does not know the variable):
@@ -14,7 +15,8 @@
 #   PERF_PLOT         tools/plot
 #   HOSTNAME_BY_RANK  tests/mpi/hostname_by_rank.sh
 #   MPIEXEC, PYTHON
-# Every case checks what the tool printed, never a timing.
+# Every case checks what the tool printed, never a timing: --nonblocking's and --overlap's
+# numbers are checked for shape and sign, not for speed.
 set -u
 
 case_name=${1:?usage: $0 CASE}
@@ -45,14 +47,15 @@ expect_error() {
     fail "crashed instead of failing cleanly"
 }
 
-# check_table COLUMNS: $out has the sweep's rows, each with COLUMNS fields, and every #wrong is 0.
+# check_table COLUMNS [ROWS]: $out has the sweep's rows (or ROWS), each with COLUMNS fields, and
+# every #wrong is 0.
 check_table() {
-  local columns=$1 rows
+  local columns=$1 want=${2:-$sweep_rows} rows
   rows=$(grep -cvE '^#|^$' "$out")
-  [ "$rows" -eq "$sweep_rows" ] || fail "$rows rows, expected $sweep_rows"
+  [ "$rows" -eq "$want" ] || fail "$rows rows, expected $want"
   awk -v n="$columns" '!/^#/ && NF && NF != n { exit 1 }' "$out" ||
     fail "a row does not have $columns columns"
-  # #wrong: columns 9 and 13; with --vs also 16 and 20.
+  # #wrong: columns 9 and 13; with --vs or --nonblocking also 16 and 20.
   awk -v n="$columns" '!/^#/ && NF {
       if ($9 != "0" || $13 != "0") exit 1
       if (n > 13 && ($16 != "0" || $20 != "0")) exit 1 }' "$out" ||
@@ -61,16 +64,20 @@ check_table() {
   grep -qE '^# Avg bus bandwidth    : [0-9.e+-]+ ?$' "$out" || fail "no '# Avg bus bandwidth' line"
 }
 
-# check_schema FILE VS REPEAT: the JSON keys the benchmark suite's report generator reads.
+# check_schema FILE VS REPEAT [MODE]: the JSON keys the benchmark suite's report generator reads
+# (MODE: blocking, the default, or nonblocking).
 check_schema() {
-  "$python" - "$1" "$2" "$3" "$sweep_rows" <<'PYEOF' || fail "JSON $1 does not follow the schema"
+  local mode=${4:-blocking}
+  "$python" - "$1" "$2" "$3" "$sweep_rows" "$mode" <<'PYEOF' || fail "JSON $1 does not follow the schema"
 import json, sys
 path, vs, repeat, nrows = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4])
+mode = sys.argv[5]
 d = json.load(open(path))
 for k in ("tool", "version", "collective", "datatype", "op", "nranks", "nhosts", "hosts", "vs",
           "vs_label", "iters", "warmup", "repeat", "hierarchy", "rows", "avg_busbw",
-          "wrong_total"):
+          "wrong_total", "root", "mode", "inflight", "progress_thread", "thread_level"):
     assert k in d, "missing key " + k
+assert d["mode"] == mode, d["mode"]
 assert d["tool"] == "strata-perf"
 assert d["nhosts"] == len(d["hosts"]) and d["repeat"] == repeat
 assert (d["vs"] == "mpi") == vs and (d["vs_label"] is None) == (not vs)
@@ -79,13 +86,75 @@ for r in d["rows"]:
     assert isinstance(r["size"], int) and isinstance(r["count"], int)
     impls = ("strata", "vs") if vs else ("strata",)
     assert ("vs" in r) == vs and ("ratio_oop" in r) == vs and ("ratio_ip" in r) == vs
+    nb = mode == "nonblocking"
+    assert ("nonblocking" in r) == nb and ("delta_us_oop" in r) == nb
+    if nb:
+        impls += ("nonblocking",)
     for impl in impls:
         for p in ("oop", "ip"):
             m = r[impl][p]
             for k in ("time_us", "algbw", "busbw", "wrong", "samples_us"):
                 assert k in m, "missing " + impl + "." + p + "." + k
             assert m["wrong"] == 0 and len(m["samples_us"]) == repeat
+            assert m["time_us"] > 0, impl + "." + p + ".time_us is not positive"
 PYEOF
+}
+
+# check_positive COLUMN...: every row of $out has a number above 0 in each COLUMN.
+check_positive() {
+  local c
+  for c in "$@"; do
+    awk -v c="$c" '!/^#/ && NF && !($c + 0 > 0) { exit 1 }' "$out" ||
+      fail "column $c is not a positive number in every row"
+  done
+}
+
+# check_overlap ROWS JSON: --overlap's table (12 columns: size count type redop root t_coll busbw
+# t_comp t_both hidden raw #wrong), its footer and its JSON fields. Shape and bounds only.
+check_overlap() {
+  local rows=$1 json=$2
+  check_rows_of 12 "$rows"
+  check_positive 6 8 9
+  awk '!/^#/ && NF && !($10 >= 0 && $10 <= 1) { exit 1 }' "$out" ||
+    fail "a hidden fraction is not in [0,1]"
+  awk '!/^#/ && NF && ($11 !~ /^-?[0-9]+\.[0-9]+$/ || $12 != "0") { exit 1 }' "$out" ||
+    fail "a raw fraction is not a number, or #wrong is not 0"
+  has "# Out of bounds values : 0 OK"
+  has "# Computation check    : OK"
+  grep -qE '^# Avg fraction hidden  : [0-9.]+ ' "$out" || fail "no '# Avg fraction hidden' line"
+  has "# Progress thread:"
+  "$python" - "$json" "$rows" <<'PYEOF' || fail "JSON $json: overlap fields missing or out of bounds"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "overlap" and d["ok"] is True and d["compute_failures"] == 0
+assert len(d["rows"]) == int(sys.argv[2])
+assert 0 <= d["avg_fraction_hidden"] <= 1
+for r in d["rows"]:
+    o = r["overlap"]
+    for k in ("t_coll_us", "t_comp_us", "t_both_us", "fraction_hidden", "fraction_hidden_raw",
+              "compute_passes_min", "compute_passes_max", "compute_ok", "wrong",
+              "t_coll_samples_us", "t_comp_samples_us", "t_both_samples_us"):
+        assert k in o, "missing overlap." + k
+    assert o["t_coll_us"] > 0 and o["t_comp_us"] > 0 and o["t_both_us"] > 0
+    assert 0 <= o["fraction_hidden"] <= 1 and math.isfinite(o["fraction_hidden_raw"])
+    # The fraction is the formula of the reported times, clamped.
+    raw = (o["t_coll_us"] + o["t_comp_us"] - o["t_both_us"]) / o["t_coll_us"]
+    assert abs(raw - o["fraction_hidden_raw"]) < 1e-6 * max(1, abs(raw)), (raw, o)
+    assert o["fraction_hidden"] == min(1, max(0, raw)) or abs(
+        o["fraction_hidden"] - min(1, max(0, raw))) < 1e-9
+    assert o["compute_ok"] is True and o["wrong"] == 0
+    assert 1 <= o["compute_passes_min"] <= o["compute_passes_max"]
+    assert r["strata"]["oop"]["time_us"] == o["t_coll_us"]
+PYEOF
+}
+
+# check_rows_of COLUMNS ROWS: $out has ROWS rows of COLUMNS fields.
+check_rows_of() {
+  local columns=$1 want=$2 rows
+  rows=$(grep -cvE '^#|^$' "$out")
+  [ "$rows" -eq "$want" ] || fail "$rows rows, expected $want"
+  awk -v n="$columns" '!/^#/ && NF && NF != n { exit 1 }' "$out" ||
+    fail "a row does not have $columns columns"
 }
 
 case "$case_name" in
@@ -94,7 +163,9 @@ case "$case_name" in
     expect_rc 0
     for word in --minbytes --maxbytes --stepfactor --iters --warmup_iters --check --datatype \
         --op --collective --repeat --vs --vs-label --json --csv --png busbw "2(n-1)/n" \
-        "# Out of bounds values" mpirun; do
+        "# Out of bounds values" mpirun --root broadcast reduce MPI_Bcast --nonblocking \
+        --inflight "nccl-tests has no equivalent" --overlap --compute-us "nb-bl" \
+        "t_coll + t_comp - t_both" "progress thread" MPI_THREAD_MULTIPLE; do
       has "$word"
     done
     ;;
@@ -107,9 +178,41 @@ case "$case_name" in
     run -o mean
     expect_error
     has_err "-o/--op: unknown op 'mean'"
-    run -t broadcast
+    run -t alltoall
     expect_error
-    has_err "-t/--collective: unknown collective 'broadcast'"
+    has_err "-t/--collective: unknown collective 'alltoall'; expected one of allreduce, \
+reducescatter, allgather, broadcast, reduce"
+    run -t broadcast -r -1
+    expect_error
+    has_err "-r/--root -1: ranks count from 0"
+    # The modes: --inflight and --compute-us belong to theirs, and the modes to host buffers.
+    run --nonblocking --inflight 0
+    expect_error
+    has_err "--inflight 0: give 1 to 256 nonblocking calls in flight"
+    run --nonblocking --inflight 257
+    expect_error
+    has_err "--inflight 257: give 1 to 256"
+    run --inflight 4
+    expect_error
+    has_err "--inflight 4 needs --nonblocking"
+    run --compute-us 100
+    expect_error
+    has_err "--compute-us needs --overlap"
+    run --overlap --compute-us -5
+    expect_error
+    has_err "--compute-us -5"
+    run --nonblocking --overlap
+    expect_error
+    has_err "--nonblocking and --overlap are separate modes"
+    run --nonblocking --vs mpi
+    expect_error
+    has_err "--nonblocking does not go with --vs mpi"
+    run --overlap -t reducescatter --vs mpi
+    expect_error
+    has_err "--overlap does not go with --vs mpi"
+    run --nonblocking --inflight x
+    expect_error
+    has_err "--inflight"
     run -b 1X
     expect_error
     has_err "-b/--minbytes '1X'"
@@ -141,6 +244,19 @@ case "$case_name" in
       fail "the message is not printed exactly once"
     ;;
 
+  bad_root_mpi)
+    # The root is checked against the job's size once the job runs: every rank refuses.
+    mpirun -n 2 "$tool" "${sweep[@]}" -t broadcast -r 2
+    expect_error
+    [ "$(grep -c -- "-r/--root 2: the job has 2 ranks (0 to 1)" "$err")" -eq 1 ] ||
+      fail "the -r message is not printed exactly once"
+    lacks "out-of-place"
+    # --inflight multiplies the buffers: a sweep that cannot fit is refused before allocating.
+    mpirun -n 2 "$tool" --nonblocking --inflight 256 -b 1G -e 1G
+    expect_error
+    has_err "--inflight 256 with -e 1G needs 524288 MiB of buffers per rank"
+    ;;
+
   bad_output)
     # Found before the sweep: no table.
     mpirun -n 2 "$tool" "${sweep[@]}" --json "$work/no/such/dir/perf.json"
@@ -152,15 +268,21 @@ case "$case_name" in
   check_*)
     # check_<collective>_<layout>_<op>
     IFS=_ read -r _ coll layout op <<<"$case_name"
+    # Broadcast and reduce from root 1, so a root-0 assumption shows.
+    root=-1
+    root_args=()
+    case "$coll" in broadcast | reduce) root=1 root_args=(-r 1) ;; esac
     for type in float half bfloat16 int8; do
       json=$work/$type.json
-      on_layout "$layout" "${sweep[@]}" -t "$coll" -d "$type" -o "$op" --json "$json"
+      on_layout "$layout" "${sweep[@]}" -t "$coll" -d "$type" -o "$op" "${root_args[@]}" \
+        --json "$json"
       expect_rc 0
       check_table 13
       has "strata-perf $coll"
       redop=$op
-      [ "$coll" = allgather ] && redop=none
-      grep -qE "^ +[0-9]+ +[0-9]+ +$type +$redop +-1 " "$out" || fail "no $type $redop row"
+      case "$coll" in allgather | broadcast) redop=none ;; esac
+      grep -qE "^ +[0-9]+ +[0-9]+ +$type +$redop +$root " "$out" ||
+        fail "no $type $redop row with root $root"
       check_schema "$json" 0 1
     done
     ;;
@@ -191,6 +313,135 @@ and d['nranks']==4 and d['nhosts']==2" "$json" || fail "vs_label, nranks or nhos
       check_table 21
       check_schema "$json" 1 1
     done
+    ;;
+
+  vs_mpi_rooted)
+    # MPI_Bcast and MPI_Reduce next to strata's, checked; busbw = algbw for both (columns 7, 8).
+    json=$work/rooted.json
+    for args in "-t broadcast -d int32 -r 1" "-t reduce -d float -o avg -r 1" \
+        "-t reduce -d uint8 -o max" "-t broadcast -d double"; do
+      # shellcheck disable=SC2086
+      on_layout 2r "${sweep[@]}" $args --vs mpi --json "$json"
+      expect_rc 0
+      check_table 21
+      check_schema "$json" 1 1
+      awk '!/^#/ && NF && $7 != $8 { exit 1 }' "$out" || fail "busbw is not algbw ($args)"
+    done
+    has "MPI_Bcast (out of place: the root first copies sendbuff to recvbuff)"
+    on_layout 4r2h "${sweep[@]}" -t reduce -d int32 -o sum -r 3 --vs mpi --json "$json"
+    expect_rc 0
+    check_table 21
+    has "# Datatype int32, op sum, root 3"
+    "$python" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['root']==3 \
+and d['collective']=='reduce'" "$json" || fail "root or collective wrong in the JSON"
+    ;;
+
+  nonblocking)
+    # Blocking and nonblocking columns in one table (#wrong in columns 9, 13, 16, 20), per-call
+    # times positive, the difference column signed, and the progress thread on.
+    json=$work/nb.json
+    csv=$work/nb.csv
+    on_layout 2r "${sweep[@]}" --nonblocking --inflight 3 -R 2 --json "$json" --csv "$csv"
+    expect_rc 0
+    check_table 21
+    check_positive 6 10 14 18
+    awk '!/^#/ && NF && ($17 !~ /^[-+][0-9.]+$/ || $21 !~ /^[-+][0-9.]+$/) { exit 1 }' "$out" ||
+      fail "an nb-bl column is not a signed number"
+    has "nonblocking out-of-place"
+    grep -qE '^# +size .* nb-bl .* nb-bl $' "$out" || fail "no nb-bl columns in the header"
+    has "every timed iteration issues --inflight 3 strataIAllReduce, each on its own buffers"
+    has "# Progress thread: on (MPI provided MPI_THREAD_MULTIPLE, STRATA_PROGRESS=1 (default))"
+    grep -qE '^# Nonblocking cost     : [-+][0-9.]+ us per call' "$out" ||
+      fail "no '# Nonblocking cost' line"
+    check_schema "$json" 0 2 nonblocking
+    "$python" - "$json" <<'PYEOF' || fail "JSON $json: nonblocking fields wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["inflight"] == 3 and d["progress_thread"] is True
+assert d["thread_level"] == "MPI_THREAD_MULTIPLE" and "avg_delta_us" in d
+for r in d["rows"]:
+    for p in ("oop", "ip"):
+        delta = r["nonblocking"][p]["time_us"] - r["strata"][p]["time_us"]
+        assert abs(r["delta_us_" + p] - delta) < 1e-9 * max(1, abs(delta))
+PYEOF
+    # CSV: strata and nonblocking, out of place and in place, for every size.
+    [ "$(wc -l <"$csv")" -eq $((1 + sweep_rows * 4)) ] || fail "CSV has $(wc -l <"$csv") lines"
+    has "busbw,wrong,ratio,samples_us,root,inflight,delta_us" "$csv" CSV
+    grep -qE '^allreduce,float,sum,2,1,32768,8192,nonblocking,nonblocking,ip,.*,-1,3,[-0-9.e+]+$' \
+      "$csv" || fail "no nonblocking CSV line with inflight 3 and delta_us"
+    # Every collective's in-place layout through the nonblocking calls, on emulated hosts.
+    for args in "-t reducescatter -d half -o avg" "-t allgather -d int8"; do
+      # shellcheck disable=SC2086
+      on_layout 4r2h "${sweep[@]}" $args --nonblocking --inflight 2 --json "$json"
+      expect_rc 0
+      check_table 21
+      check_schema "$json" 0 1 nonblocking
+    done
+    ;;
+
+  nonblocking_rooted)
+    json=$work/nb.json
+    for args in "-t broadcast -d float -r 1" "-t reduce -d int32 -o max -r 3" \
+        "-t reduce -d bfloat16 -o sum"; do
+      # shellcheck disable=SC2086
+      on_layout 4r2h "${sweep[@]}" $args --nonblocking --inflight 4 --json "$json"
+      expect_rc 0
+      check_table 21
+      check_positive 6 10 14 18
+      check_schema "$json" 0 1 nonblocking
+    done
+    has "issues --inflight 4 strataIReduce"
+    ;;
+
+  nonblocking_no_progress)
+    # Without the progress thread the calls run inside strataWait: the same table, and the
+    # header says so.
+    STRATA_PROGRESS=0 on_layout 2r "${sweep[@]}" --nonblocking --inflight 2
+    expect_rc 0
+    check_table 21
+    check_positive 6 10 14 18
+    has "# Progress thread: OFF (MPI provided MPI_THREAD_MULTIPLE, STRATA_PROGRESS=0"
+    ;;
+
+  overlap)
+    # Fields present and within bounds (the fraction clamped to [0,1]); no timing verdict.
+    json=$work/ov.json
+    csv=$work/ov.csv
+    on_layout 2r -b 64K -e 1M -f 4 -n 3 -w 1 -c 1 --overlap --json "$json" --csv "$csv"
+    expect_rc 0
+    check_overlap 3 "$json"
+    grep -qE '^# +size .* t_coll +busbw +t_comp +t_both +hidden +raw +#wrong $' "$out" ||
+      fail "no overlap columns in the header"
+    has "calibrated on each rank to its own t_coll"
+    [ "$(wc -l <"$csv")" -eq 4 ] || fail "CSV has $(wc -l <"$csv") lines"
+    has "t_coll_us,busbw,t_comp_us,t_both_us,fraction_hidden,fraction_hidden_raw" "$csv" CSV
+    # Any collective, a computation of a set size, emulated hosts.
+    for args in "-t reducescatter -o avg --compute-us 200" "-t broadcast -r 1" \
+        "-t reduce -d int32 -r 2 -R 2"; do
+      # shellcheck disable=SC2086
+      on_layout 4r2h -b 64K -e 256K -f 4 -n 2 -w 1 -c 1 --overlap $args --json "$json"
+      expect_rc 0
+      check_overlap 2 "$json"
+    done
+    has "# Datatype int32, op sum, root 2"
+    ;;
+
+  overlap_functional)
+    # Overlap, functionally: the collective and the computation both complete, next to each
+    # other, with the progress thread and without it (then everything runs in strataWait),
+    # the collective's result is exact (-c 3), the computation's checksum is the one it has
+    # alone, and the fraction is computed from the reported times. Nothing about speed.
+    json=$work/f.json
+    for progress in 1 0; do
+      STRATA_PROGRESS=$progress on_layout 2r -b 1M -e 1M -n 2 -w 1 -c 3 --overlap \
+        --json "$json"
+      expect_rc 0
+      check_overlap 1 "$json"
+      "$python" -c "import json,sys; d=json.load(open(sys.argv[1])); \
+assert d['progress_thread'] == (sys.argv[2] == '1'), d['progress_thread']" "$json" "$progress" ||
+        fail "progress_thread is not $progress in the JSON"
+    done
+    has "# Progress thread: OFF"
     ;;
 
   plot)
