@@ -1,4 +1,4 @@
-// Cases, inputs, reference and checking for test_collectives.cc: what a case is, the deterministic
+// Cases, inputs, reference and checking for the MPI tests: what a case is, the deterministic
 // per-(case, rank, index) inputs, the locally computed expected results, and the verdict, element
 // comparison and guarded buffers that check what the library wrote.
 #pragma once
@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -22,7 +23,7 @@ namespace strata_test {
 
 // ----- Cases ----------------------------------------------------------------------------------
 
-enum class Coll { kAllReduce, kReduceScatter, kAllGather };
+enum class Coll { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
 
 inline const char* collName(Coll c) {
   switch (c) {
@@ -32,22 +33,50 @@ inline const char* collName(Coll c) {
       return "reducescatter";
     case Coll::kAllGather:
       return "allgather";
+    case Coll::kBroadcast:
+      return "broadcast";
+    case Coll::kReduce:
+      return "reduce";
   }
   return "?";
 }
 
+inline bool hasOp(Coll c) { return c != Coll::kAllGather && c != Coll::kBroadcast; }
+inline bool rooted(Coll c) { return c == Coll::kBroadcast || c == Coll::kReduce; }
+
+// How a rooted case passes the buffers the root alone uses (broadcast's sendbuff, reduce's
+// recvbuff) on the other ranks.
+enum class Others {
+  kBuffer,  // a real buffer, which the library must leave as it was
+  kNull,    // NULL, which the API allows there
+  kBcast,   // broadcast through strataBcast (in place by definition)
+};
+
 struct Case {
   Coll coll;
   strataDataType_t type;
-  strataRedOp_t op;  // ignored by all-gather
-  size_t count;      // all-reduce: count; reduce-scatter: recvcount; all-gather: sendcount
+  strataRedOp_t op;  // ignored by all-gather and broadcast
+  size_t count;      // all-reduce, broadcast, reduce: count; reduce-scatter: recvcount;
+                     // all-gather: sendcount
   bool inPlace;
+  int root = 0;  // broadcast and reduce; negative counts from the end (-1: the last rank)
+  Others others = Others::kBuffer;
 };
+
+// A negative root counted from the end of a communicator of `size` ranks.
+inline int resolveRoot(int root, int size) { return root < 0 ? size + root : root; }
 
 inline std::string describe(const Case& c) {
   std::string s = std::string(collName(c.coll)) + " " + typeName(c.type);
-  if (c.coll != Coll::kAllGather) s += std::string(" ") + opName(c.op);
-  return s + " count=" + std::to_string(c.count) + (c.inPlace ? " in-place" : " out-of-place");
+  if (hasOp(c.coll)) s += std::string(" ") + opName(c.op);
+  s += " count=" + std::to_string(c.count) + (c.inPlace ? " in-place" : " out-of-place");
+  if (!rooted(c.coll)) return s;
+  s += " root=" + std::to_string(c.root);
+  if (c.others == Others::kNull) {
+    s += c.coll == Coll::kBroadcast ? " sendbuff=NULL elsewhere" : " recvbuff=NULL elsewhere";
+  }
+  if (c.others == Others::kBcast) s += " (strataBcast)";
+  return s;
 }
 
 // A communicator under test.
@@ -82,7 +111,7 @@ enum class Pattern { kAny, kBounded, kProd };
 
 template <typename T>
 Pattern patternFor(const Case& c) {
-  if (c.coll == Coll::kAllGather || c.op == strataMax || c.op == strataMin) return Pattern::kAny;
+  if (!hasOp(c.coll) || c.op == strataMax || c.op == strataMin) return Pattern::kAny;
   if (c.op == strataProd) return Pattern::kProd;
   if (c.op == strataSum && std::is_unsigned_v<T>) return Pattern::kAny;
   return Pattern::kBounded;
@@ -219,7 +248,7 @@ T expectedReduction(strataRedOp_t op, Pattern pat, int nranks, size_t i, uint64_
 // ----- Checking -------------------------------------------------------------------------------
 
 constexpr int kMaxPrintedFailures = 40;
-inline int g_printedFailures = 0;
+inline std::atomic<int> g_printedFailures{0};  // threads of one rank may fail cases at once
 
 // Collects the failures of one case on this rank and prints them with the case description.
 class Verdict {
@@ -228,12 +257,12 @@ class Verdict {
 
   void fail(const std::string& why) {
     ok_ = false;
-    if (g_printedFailures < kMaxPrintedFailures) {
+    const int printed = g_printedFailures++;
+    if (printed < kMaxPrintedFailures) {
       std::fprintf(stderr, "FAIL rank %d: %s: %s\n", worldRank_, what_.c_str(), why.c_str());
-    } else if (g_printedFailures == kMaxPrintedFailures) {
+    } else if (printed == kMaxPrintedFailures) {
       std::fprintf(stderr, "rank %d: further failures are counted, not printed\n", worldRank_);
     }
-    ++g_printedFailures;
   }
 
   bool ok() const { return ok_; }
@@ -248,7 +277,7 @@ enum class Compare { kBits, kValue, kTolerance };
 
 template <typename T>
 Compare compareFor(const Case& c) {
-  if (c.coll == Coll::kAllGather) return Compare::kBits;
+  if (!hasOp(c.coll)) return Compare::kBits;
   if (c.op == strataAvg && Traits<T>::kFloat) return Compare::kTolerance;
   return Compare::kValue;  // exact; for floats +0 == -0 (max/min of zeros may pick either)
 }
@@ -297,13 +326,26 @@ class GuardedBuffer {
       storage_[shift + j] = guardByte(j);
       storage_[front_ + bytes + j] = guardByte(kGuard + j);
     }
-    std::memset(data(), 0xc3, bytes);
+    std::memset(data(), kSentinel, bytes);
   }
+
+  static constexpr unsigned char kSentinel = 0xc3;  // the data region before any write
 
   unsigned char* data() { return storage_.data() + front_; }
   template <typename T>
   T* as() {
     return reinterpret_cast<T*>(data());
+  }
+
+  // The data region still holds the sentinel it was built with: nothing wrote it.
+  void checkUnwritten(Verdict& v, const char* name) const {
+    for (size_t j = 0; j < bytes_; ++j) {
+      if (storage_[front_ + j] != kSentinel) {
+        v.fail(std::string("wrote ") + name + " (byte " + std::to_string(j) + " of " +
+               std::to_string(bytes_) + "), which it must leave alone");
+        return;
+      }
+    }
   }
 
   void checkGuards(Verdict& v, const char* name) const {

@@ -218,6 +218,13 @@ void withType(strataDataType_t type, F&& f) {
   }
 }
 
+// Bytes per element of `type` (0 for an invalid one).
+inline size_t typeSize(strataDataType_t type) {
+  size_t bytes = 0;
+  withType(type, [&](auto tag) { bytes = sizeof(tag); });
+  return bytes;
+}
+
 const strataDataType_t kAllTypes[] = {strataInt8,    strataUint8,   strataInt32,   strataUint32,
                                       strataInt64,   strataUint64,  strataFloat16, strataFloat32,
                                       strataFloat64, strataBfloat16};
@@ -227,6 +234,11 @@ inline const char* typeName(strataDataType_t t) {
   static const char* const kNames[] = {"int8",   "uint8", "int32", "uint32", "int64",
                                        "uint64", "fp16",  "fp32",  "fp64",   "bf16"};
   return t >= 0 && t < strataNumTypes ? kNames[t] : "?";
+}
+
+// A result code for messages: "4 (invalid argument ...)".
+inline std::string codeName(strataResult_t rc) {
+  return std::to_string(static_cast<int>(rc)) + " (" + strataGetErrorString(rc) + ")";
 }
 
 inline const char* opName(strataRedOp_t op) {

@@ -2,12 +2,14 @@
 // strings, argument checking (each invalid call returns the documented code, leaves a message
 // that names the problem, writes nothing, and leaves the communicator usable), stale handles of
 // destroyed or aborted communicators, and, with --expect-init-failure, a strataCommInitMPI that
-// must fail on every rank (a bad STRATA_TOPO_FILE set by the ctest entry) without hanging.
+// must fail on every rank (a bad STRATA_TOPO_FILE set by the ctest entry) without hanging. The
+// errors of broadcast, reduce, send/recv, groups, split and requests are in api_errors_calls.cc;
+// --group-end-without-start and --abort-is-local run only those checks (entries of their own).
 //
 // Every rank makes the same invalid calls, so a library that checks arguments collectively cannot
 // hang here; one that checks them locally returns at once. A watchdog turns a hang into a failure.
 //
-//   mpiexec -n 4 strata_mpi_api_errors [--timeout S]
+//   mpiexec -n 4 strata_mpi_api_errors [--timeout S] [--group-end-without-start | --abort-is-local]
 //   STRATA_TOPO_FILE=bad.yaml mpiexec -n 4 strata_mpi_api_errors --expect-init-failure
 //       [--message-names bad.yaml]
 
@@ -26,93 +28,13 @@
 #include <vector>
 
 #include "common/watchdog.h"
+#include "mpi/api_checker.h"
 #include "strata/strata_mpi.h"
 
 namespace {
 
+using namespace strata_test;
 using strata::test::Watchdog;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string codeName(strataResult_t rc) {
-  return std::to_string(static_cast<int>(rc)) + " (" + strataGetErrorString(rc) + ")";
-}
-
-// Counts checks and prints each failed one with this rank's number.
-class Checker {
- public:
-  Checker(int rank, Watchdog& watchdog) : rank_(rank), watchdog_(watchdog) {}
-
-  void step(const std::string& what) { watchdog_.setStep(what); }
-
-  bool expect(bool ok, const std::string& what) {
-    ++checks_;
-    if (!ok) {
-      ++failures_;
-      std::fprintf(stderr, "FAIL rank %d: %s\n", rank_, what.c_str());
-    }
-    return ok;
-  }
-
-  // Runs `call`, which must return one of `allowed`. Then the last error must be non-empty and
-  // contain one of `words` (case-insensitive): that of `comm` (kComm), the thread's (kThread, for
-  // a NULL comm), or, for a stale handle the library no longer knows, either (kCommOrThread).
-  // The message is read only after the call and copied at once: a strata call may reuse it.
-  enum class From { kComm, kThread, kCommOrThread };
-  void expectFailure(const std::string& what, const std::function<strataResult_t()>& call,
-                     std::initializer_list<strataResult_t> allowed, strataComm_t comm, From from,
-                     const std::vector<const char*>& words) {
-    step(what);
-    const strataResult_t rc = call();
-    std::string message;
-    if (from != From::kThread) {
-      const char* m = strataGetLastError(comm);  // for a stale handle: must not crash either
-      if (m != nullptr) message = m;
-    }
-    if (message.empty() && from != From::kComm) {
-      const char* m = strataGetLastError(nullptr);
-      if (m != nullptr) message = m;
-    }
-    std::string names;
-    for (strataResult_t a : allowed) names += (names.empty() ? "" : " or ") + codeName(a);
-    expect(std::find(allowed.begin(), allowed.end(), rc) != allowed.end(),
-           what + ": returned " + codeName(rc) + ", expected " + names);
-    if (!expect(!message.empty(), what + ": strataGetLastError is empty after the error")) return;
-    const std::string text = lower(message);
-    std::string list;
-    bool found = false;
-    for (const char* w : words) {
-      found = found || text.find(lower(w)) != std::string::npos;
-      list += std::string(list.empty() ? "" : ", ") + "'" + w + "'";
-    }
-    expect(found, what + ": message \"" + message + "\" mentions none of " + list);
-  }
-
-  int checks() const { return checks_; }
-  int failures() const { return failures_; }
-
- private:
-  int rank_;
-  Watchdog& watchdog_;
-  int checks_ = 0, failures_ = 0;
-};
-
-// A correct int32 sum all-reduce on `comm` succeeds with the right result.
-void expectCommWorks(Checker& ck, strataComm_t comm, int nranks, const std::string& after) {
-  ck.step("a correct allreduce after " + after);
-  int32_t send[5], recv[5] = {};
-  for (int i = 0; i < 5; ++i) send[i] = i + 1;
-  const strataResult_t rc = strataAllReduce(send, recv, 5, strataInt32, strataSum, comm, nullptr);
-  bool right = rc == strataSuccess;
-  for (int i = 0; i < 5 && right; ++i) right = recv[i] == (i + 1) * nranks;
-  ck.expect(right, "a correct allreduce after " + after + " returned " + codeName(rc) +
-                       " with recv[0] = " + std::to_string(recv[0]) + " (expected " +
-                       std::to_string(nranks) + "): " + strataGetLastError(comm));
-}
 
 void checkStatics(Checker& ck) {
   ck.step("strataGetVersion / strataGetErrorString");
@@ -358,6 +280,7 @@ void checkStaleHandle(Checker& ck, strataComm_t stale, const std::string& how) {
   ck.expect(out == -7, pre + "strataCommCount/UserRank wrote their output");
   ck.expect(std::all_of(recv, recv + 64, [](int32_t v) { return v == 0; }),
             pre + "a collective wrote recvbuff");
+  checkStaleCalls(ck, stale, how);
 }
 
 void checkLifecycle(Checker& ck, strataComm_t comm, int nranks) {
@@ -425,7 +348,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
   double timeout = 120;
-  bool expectInitFailure = false;
+  bool expectInitFailure = false, groupEndWithoutStart = false, abortIsLocal = false;
   std::string mustName;
   CLI::App app{"strata API and error handling (run under mpiexec)"};
   app.add_option("--timeout", timeout, "seconds before the watchdog fails a hung run")
@@ -434,6 +357,10 @@ int main(int argc, char** argv) {
                "only check that strataCommInitMPI fails cleanly (STRATA_TOPO_FILE is bad)");
   app.add_option("--message-names", mustName,
                  "text the init failure's message must contain (the bad file's name)");
+  app.add_flag("--group-end-without-start", groupEndWithoutStart,
+               "only check strataGroupEnd without strataGroupStart");
+  app.add_flag("--abort-is-local", abortIsLocal,
+               "only check that strataCommAbort on one rank returns without the others");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -447,6 +374,10 @@ int main(int argc, char** argv) {
   Checker ck(rank, watchdog);
   if (expectInitFailure) {
     checkInitFailure(ck, mustName, rank == 0);
+  } else if (groupEndWithoutStart) {
+    checkGroupEndWithoutStart(ck);
+  } else if (abortIsLocal) {
+    checkAbortIsLocal(ck, rank, size);
   } else {
     checkStatics(ck);
     checkInitArguments(ck);
@@ -458,6 +389,7 @@ int main(int argc, char** argv) {
       checkQueries(ck, comm);
       expectCommWorks(ck, comm, size, "init");
       checkArgumentErrors(ck, comm, size);
+      checkCallErrors(ck, comm, size);
       checkLifecycle(ck, comm, size);
       ck.step("strataCommDestroy");
       const strataResult_t drc = strataCommDestroy(comm);

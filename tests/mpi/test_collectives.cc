@@ -1,5 +1,7 @@
 // MPI integration test of strata's collectives: all-reduce, reduce-scatter and all-gather over
-// every datatype, op, a sweep of counts, in place and out of place.
+// every datatype, op, a sweep of counts, in place and out of place; broadcast and reduce from
+// every root, and from the first and the last rank over every datatype, op and count
+// (collective_runs.h runs and checks each case).
 //
 // Every rank's input is a deterministic function of (case, rank, index), so each rank computes the
 // exact expected result by itself; the reference shares no code and no communication with the
@@ -8,7 +10,9 @@
 // difference is a bug, not rounding; only avg on floating types is compared with a tolerance,
 // because the library divides in float and rounds once. A subset is cross-checked against plain
 // MPI collectives on the same inputs. Each case also checks that a guard region on both sides of
-// every buffer is untouched and that the send buffer (or, in place, the rest of it) is unchanged.
+// every buffer is untouched and that the send buffer (or, in place, the rest of it) is unchanged;
+// a rooted case also that the buffers only the root uses are left alone elsewhere (a reduce's
+// recvbuff on the other ranks, a broadcast's sendbuff), or that NULL is accepted there.
 //
 // Cases are not separated by any synchronisation of the test's own, so a library that lets one
 // collective's messages leak into the next fails here too. A watchdog turns a hang into a failure
@@ -40,6 +44,7 @@
 
 #include "common/watchdog.h"
 #include "mpi/collective_reference.h"
+#include "mpi/collective_runs.h"
 #include "mpi/collective_types.h"
 #include "mpi/device_mirror.h"
 #include "strata/strata_mpi.h"
@@ -48,113 +53,6 @@ namespace {
 
 using namespace strata_test;
 using strata::test::Watchdog;
-
-// ----- The three collectives ------------------------------------------------------------------
-
-// Each computes the expected result before calling the library, so an MPI reference (a
-// collective itself) is never skipped by one rank while another waits in it. With a Device the
-// library works on device mirrors of the buffers (`io`), and the checks read them back.
-
-template <typename T>
-void runAllReduce(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Device* dev,
-                  Verdict& v) {
-  const size_t n = c.count, bytes = n * sizeof(T);
-  const Pattern pat = patternFor<T>(c);
-  std::vector<T> input(n), want(n);
-  for (size_t i = 0; i < n; ++i) input[i] = genValue<T>(pat, cm.size, cm.rank, i, seed);
-  if (ref == Reference::kMpi) {
-    MPI_Allreduce(input.data(), want.data(), static_cast<int>(n), mpiType<T>(), mpiOp(c.op),
-                  cm.mpi);
-  } else {
-    for (size_t i = 0; i < n; ++i) want[i] = expectedReduction<T>(c.op, pat, cm.size, i, seed);
-  }
-
-  MirroredBuffer send(bytes, shiftFor<T>(seed, 0)), recv(bytes, shiftFor<T>(seed, 1));
-  copyBytes(c.inPlace ? recv.data() : send.data(), input.data(), bytes);
-  const void* sendPtr = c.inPlace ? recv.data() : send.data();
-  DeviceMirror io(dev, v, {&send, &recv});
-  if (!io.ok()) return;
-  const strataResult_t rc =
-      strataAllReduce(io.map(sendPtr), io.map(recv.data()), n, c.type, c.op, cm.comm, io.stream());
-  if (!checkResult(v, rc, cm.comm) || !io.download()) return;
-  recv.checkGuards(v, "recvbuff");
-  if (!c.inPlace) {
-    send.checkGuards(v, "sendbuff");
-    compareElements(v, "sendbuff changed", send.as<T>(), input.data(), n, Compare::kBits);
-  }
-  compareElements(v, "result", recv.as<T>(), want.data(), n, compareFor<T>(c));
-}
-
-template <typename T>
-void runReduceScatter(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Device* dev,
-                      Verdict& v) {
-  const size_t n = c.count, total = n * cm.size, mine = n * cm.rank;
-  const Pattern pat = patternFor<T>(c);
-  std::vector<T> input(total), want(n);
-  for (size_t j = 0; j < total; ++j) input[j] = genValue<T>(pat, cm.size, cm.rank, j, seed);
-  if (ref == Reference::kMpi) {
-    MPI_Reduce_scatter_block(input.data(), want.data(), static_cast<int>(n), mpiType<T>(),
-                             mpiOp(c.op), cm.mpi);
-  } else {
-    for (size_t k = 0; k < n; ++k) {
-      want[k] = expectedReduction<T>(c.op, pat, cm.size, mine + k, seed);
-    }
-  }
-
-  MirroredBuffer send(total * sizeof(T), shiftFor<T>(seed, 0));
-  MirroredBuffer recv(n * sizeof(T), shiftFor<T>(seed, 1));
-  copyBytes(send.data(), input.data(), total * sizeof(T));
-  T* recvPtr = c.inPlace ? send.as<T>() + mine : recv.as<T>();
-  DeviceMirror io(dev, v, {&send, &recv});
-  if (!io.ok()) return;
-  const strataResult_t rc = strataReduceScatter(io.map(send.data()), io.map(recvPtr), n, c.type,
-                                                c.op, cm.comm, io.stream());
-  if (!checkResult(v, rc, cm.comm) || !io.download()) return;
-  send.checkGuards(v, "sendbuff");
-  if (c.inPlace) {
-    compareElements(v, "sendbuff before this rank's block changed", send.as<T>(), input.data(),
-                    mine, Compare::kBits);
-    compareElements(v, "sendbuff after this rank's block changed", send.as<T>() + mine + n,
-                    input.data() + mine + n, total - mine - n, Compare::kBits, mine + n);
-  } else {
-    recv.checkGuards(v, "recvbuff");
-    compareElements(v, "sendbuff changed", send.as<T>(), input.data(), total, Compare::kBits);
-  }
-  compareElements(v, "result block", recvPtr, want.data(), n, compareFor<T>(c));
-}
-
-template <typename T>
-void runAllGather(const Comm& cm, const Case& c, Reference ref, uint64_t seed, Device* dev,
-                  Verdict& v) {
-  const size_t n = c.count, total = n * cm.size, mine = n * cm.rank;
-  std::vector<T> input(n), want(total);
-  for (size_t k = 0; k < n; ++k) input[k] = genValue<T>(Pattern::kAny, cm.size, cm.rank, k, seed);
-  if (ref == Reference::kMpi) {
-    MPI_Allgather(input.data(), static_cast<int>(n), mpiType<T>(), want.data(), static_cast<int>(n),
-                  mpiType<T>(), cm.mpi);
-  } else {
-    for (int q = 0; q < cm.size; ++q) {
-      for (size_t k = 0; k < n; ++k)
-        want[q * n + k] = genValue<T>(Pattern::kAny, cm.size, q, k, seed);
-    }
-  }
-
-  MirroredBuffer send(n * sizeof(T), shiftFor<T>(seed, 0));
-  MirroredBuffer recv(total * sizeof(T), shiftFor<T>(seed, 1));
-  copyBytes(c.inPlace ? recv.as<T>() + mine : send.as<T>(), input.data(), n * sizeof(T));
-  const T* sendPtr = c.inPlace ? recv.as<T>() + mine : send.as<T>();
-  DeviceMirror io(dev, v, {&send, &recv});
-  if (!io.ok()) return;
-  const strataResult_t rc =
-      strataAllGather(io.map(sendPtr), io.map(recv.data()), n, c.type, cm.comm, io.stream());
-  if (!checkResult(v, rc, cm.comm) || !io.download()) return;
-  recv.checkGuards(v, "recvbuff");
-  if (!c.inPlace) {
-    send.checkGuards(v, "sendbuff");
-    compareElements(v, "sendbuff changed", send.as<T>(), input.data(), n, Compare::kBits);
-  }
-  compareElements(v, "result", recv.as<T>(), want.data(), total, Compare::kBits);
-}
 
 // ----- Driver ---------------------------------------------------------------------------------
 
@@ -187,31 +85,20 @@ class Runner {
   bool wanted(const Case& c) const {
     return c.count <= opt_.maxCount && selected(opt_.colls, collName(c.coll)) &&
            selected(opt_.types, typeName(c.type)) &&
-           (c.coll == Coll::kAllGather || selected(opt_.ops, opName(c.op)));
+           (!hasOp(c.coll) || selected(opt_.ops, opName(c.op)));
   }
 
-  void run(const Comm& cm, const Case& c, Reference ref) {
+  // A negative c.root counts from the end of cm.
+  void run(const Comm& cm, Case c, Reference ref) {
     if (!wanted(c)) return;
+    c.root = resolveRoot(c.root, cm.size);
     const std::string what =
         describe(c) + " on " + cm.name + (ref == Reference::kMpi ? " vs MPI" : "");
     watchdog_.setStep(what);
     if (opt_.verbose && worldRank_ == 0) std::printf("%s\n", what.c_str());
     Verdict v(worldRank_, what);
     const uint64_t seed = hashString(what) ^ mix(opt_.seed);
-    withType(c.type, [&](auto tag) {
-      using T = decltype(tag);
-      switch (c.coll) {
-        case Coll::kAllReduce:
-          runAllReduce<T>(cm, c, ref, seed, device_, v);
-          break;
-        case Coll::kReduceScatter:
-          runReduceScatter<T>(cm, c, ref, seed, device_, v);
-          break;
-        case Coll::kAllGather:
-          runAllGather<T>(cm, c, ref, seed, device_, v);
-          break;
-      }
-    });
+    runBlocking(cm, c, ref, seed, device_, v);
     record(v.ok());
   }
 
@@ -279,6 +166,70 @@ void runMatrix(Runner& runner, const Comm& world) {
   }
 }
 
+// Broadcast and reduce. Every root for a few types and counts; the first and the last rank as
+// root for every type, op and count, in and out of place and with the root-only buffers real or
+// NULL on the other ranks (alternating, so that each combination of type, op and count meets
+// both ways across the two roots); and about 4 MiB from the last rank.
+void runRootedMatrix(Runner& runner, const Comm& world) {
+  const bool quick = runner.options().quick;
+  const int p = world.size;
+  for (int root = 0; root < p; ++root) {
+    const bool odd = root % 2 == 1;
+    const Others elsewhere = odd ? Others::kNull : Others::kBuffer;
+    runner.run(world, {Coll::kBroadcast, strataInt8, strataSum, 13, odd, root}, Reference::kLocal);
+    runner.run(world, {Coll::kBroadcast, strataFloat32, strataSum, 1021, false, root, elsewhere},
+               Reference::kLocal);
+    runner.run(world, {Coll::kReduce, strataInt32, strataSum, 13, odd, root}, Reference::kLocal);
+    runner.run(world, {Coll::kReduce, strataFloat32, strataAvg, 1021, false, root, elsewhere},
+               Reference::kLocal);
+    if (quick) continue;
+    runner.run(world,
+               {Coll::kBroadcast, strataFloat16, strataSum, 1021, true, root, Others::kBcast},
+               Reference::kLocal);
+    runner.run(world, {Coll::kBroadcast, strataUint64, strataSum, 65537, !odd, root},
+               Reference::kLocal);
+    runner.run(world, {Coll::kReduce, strataBfloat16, strataSum, 1021, false, root},
+               Reference::kLocal);
+    runner.run(world, {Coll::kReduce, strataUint8, strataMax, 65537, !odd, root},
+               Reference::kLocal);
+    runner.run(world, {Coll::kReduce, strataFloat64, strataProd, 1, odd, root, elsewhere},
+               Reference::kLocal);
+  }
+
+  const std::vector<size_t> counts =
+      quick ? std::vector<size_t>{0, 13, 1021} : std::vector<size_t>{0, 1, 13, 1021, 65537};
+  const std::vector<int> roots = p == 1 ? std::vector<int>{0} : std::vector<int>{0, p - 1};
+  for (int root : roots) {
+    int k = root == 0 ? 0 : 1;
+    for (strataDataType_t type : kAllTypes) {
+      for (strataRedOp_t op : kAllOps) {
+        for (Coll coll : {Coll::kBroadcast, Coll::kReduce}) {
+          if (coll == Coll::kBroadcast && op != strataSum) continue;  // no op: once per type
+          for (size_t count : counts) {
+            const bool inPlace = k % 2 == 1;
+            // Out of place: a real buffer or NULL on the other ranks; in place: the plain call
+            // or (broadcast) strataBcast.
+            Others others = (k / 2) % 2 == 0 ? Others::kBuffer : Others::kNull;
+            if (inPlace) {
+              others = coll == Coll::kBroadcast && others == Others::kNull ? Others::kBcast
+                                                                           : Others::kBuffer;
+            }
+            ++k;
+            runner.run(world, {coll, type, op, count, inPlace, root, others}, Reference::kLocal);
+          }
+        }
+      }
+    }
+  }
+  const size_t big = (size_t{1} << 20) + 3;
+  for (bool inPlace : {false, true}) {
+    runner.run(world, {Coll::kBroadcast, strataFloat32, strataSum, big, inPlace, -1},
+               Reference::kLocal);
+    runner.run(world, {Coll::kReduce, strataFloat32, strataSum, big, inPlace, -1},
+               Reference::kLocal);
+  }
+}
+
 // The same inputs through plain MPI collectives: the library must agree with them exactly.
 void runMpiCrossCheck(Runner& runner, const Comm& world) {
   const size_t p = static_cast<size_t>(world.size);
@@ -291,6 +242,21 @@ void runMpiCrossCheck(Runner& runner, const Comm& world) {
         for (size_t count : counts) {
           runner.run(world, {coll, type, op, count, (k++ % 2) == 1}, Reference::kMpi);
         }
+      }
+    }
+  }
+  // Rooted: the root walks over the ranks.
+  for (strataDataType_t type : {strataInt32, strataUint64, strataFloat32, strataFloat64}) {
+    for (size_t count : counts) {
+      runner.run(world, {Coll::kBroadcast, type, strataSum, count, (k % 2) == 1, k % world.size},
+                 Reference::kMpi);
+      ++k;
+    }
+    for (strataRedOp_t op : {strataSum, strataProd, strataMax, strataMin}) {
+      for (size_t count : {size_t{1}, size_t{1021}, size_t{65537}}) {
+        runner.run(world, {Coll::kReduce, type, op, count, (k % 2) == 1, k % world.size},
+                   Reference::kMpi);
+        ++k;
       }
     }
   }
@@ -388,6 +354,9 @@ void runTwoComms(Runner& runner, const Comm& world, Watchdog& watchdog) {
       {Coll::kAllReduce, strataUint8, strataMin, 0, false},
       {Coll::kAllGather, strataInt8, strataSum, 0, false},
       {Coll::kReduceScatter, strataFloat64, strataAvg, 0, false},
+      {Coll::kBroadcast, strataInt64, strataSum, 0, false, -1},
+      {Coll::kReduce, strataFloat32, strataMax, 0, false, -1, Others::kNull},
+      {Coll::kReduce, strataInt32, strataAvg, 0, false, 0},
   };
   int k = 0;
   for (Case c : cases) {
@@ -445,7 +414,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", opt.seed, "varies every input")->capture_default_str();
   app.add_option("--coll", opt.colls, "only these collectives")
       ->delimiter(',')
-      ->check(CLI::IsMember({"allreduce", "reducescatter", "allgather"}));
+      ->check(CLI::IsMember({"allreduce", "reducescatter", "allgather", "broadcast", "reduce"}));
   app.add_option("--dtype", opt.types, "only these types")
       ->delimiter(',')
       ->check(CLI::IsMember(
@@ -509,6 +478,7 @@ int main(int argc, char** argv) {
   world.mpi = MPI_COMM_WORLD;
 
   runMatrix(runner, world);
+  runRootedMatrix(runner, world);
   runMpiCrossCheck(runner, world);
   if (opt.device) runMixedBuffers(runner, world, device, watchdog);
   if (opt.twoComms) runTwoComms(runner, world, watchdog);
