@@ -208,8 +208,9 @@ STRATA_API strataResult_t strataRecv(void* recvbuff, size_t count, strataDataTyp
 
 /* Groups, with NCCL's semantics: calls between strataGroupStart and strataGroupEnd are
  * validated and queued (each returns strataSuccess, or its argument error at once) and issued
- * together at strataGroupEnd: the collectives of each communicator in call order, and all its
- * sends and receives posted together, so matching pairs never deadlock. Host-buffer results are
+ * together at strataGroupEnd, communicator by communicator in an order every rank shares: all
+ * of a communicator's sends and receives posted together, so matching pairs never deadlock,
+ * then its collectives in call order. Host-buffer results are
  * in place when strataGroupEnd returns; device-buffer calls are ordered on their streams.
  * Groups nest (only the outermost End issues) and are per thread. strataGroupEnd returns the
  * first error of the group's calls; strataGroupEnd without strataGroupStart is

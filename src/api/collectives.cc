@@ -3,8 +3,8 @@
 // when the thread is inside a group (api/group.h).
 #include <string>
 
-#include "api/guard.h"
 #include "api/group.h"
+#include "api/guard.h"
 #include "api/handle.h"
 #include "api/request.h"
 #include "core/calls.h"
@@ -13,8 +13,8 @@
 namespace strata::api {
 namespace {
 
-Call makeCall(Collective coll, const void* send, void* recv, size_t count,
-              strataDataType_t type, strataRedOp_t op, int root) {
+Call makeCall(Collective coll, const void* send, void* recv, size_t count, strataDataType_t type,
+              strataRedOp_t op, int root) {
   Call c;
   c.coll = coll;
   c.send = send;
@@ -30,8 +30,7 @@ Status checkRank(const strataComm* comm, int rank, const char* what) {
   const int n = comm->impl->size();
   if (rank < 0 || rank >= n) {
     return invalidArgument(std::string(what) + " " + std::to_string(rank) +
-                           " is not a rank of the communicator (0.." + std::to_string(n - 1) +
-                           ")");
+                           " is not a rank of the communicator (0.." + std::to_string(n - 1) + ")");
   }
   return Status::ok();
 }
@@ -47,8 +46,8 @@ StatusOr<Call> allReduceCall(strataComm* comm, const void* send, void* recv, siz
   return makeCall(Collective::kAllReduce, send, recv, count, type, op, 0);
 }
 
-StatusOr<Call> reduceScatterCall(strataComm* comm, const void* send, void* recv,
-                                 size_t recvcount, strataDataType_t type, strataRedOp_t op) {
+StatusOr<Call> reduceScatterCall(strataComm* comm, const void* send, void* recv, size_t recvcount,
+                                 strataDataType_t type, strataRedOp_t op) {
   STRATA_RETURN_IF_ERROR(checkComm(comm));
   STRATA_RETURN_IF_ERROR(checkTypeOp(type, op, true));
   const int nranks = comm->impl->size(), rank = comm->impl->rank();
@@ -181,11 +180,11 @@ strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t coun
 }
 
 strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                   strataDataType_t datatype, strataRedOp_t op,
-                                   strataComm_t comm, strataStream_t stream) {
+                                   strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
+                                   strataStream_t stream) {
   return guarded(comm, "strataReduceScatter", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(
-        Call call, reduceScatterCall(comm, sendbuff, recvbuff, recvcount, datatype, op));
+    STRATA_ASSIGN_OR_RETURN(Call call,
+                            reduceScatterCall(comm, sendbuff, recvbuff, recvcount, datatype, op));
     return submit(comm, call, stream);
   });
 }
@@ -231,9 +230,9 @@ strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count,
 strataResult_t strataSend(const void* sendbuff, size_t count, strataDataType_t datatype, int peer,
                           strataComm_t comm, strataStream_t stream) {
   return guarded(comm, "strataSend", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(Call call, peerCall(comm, Collective::kSend,
-                                                const_cast<void*>(sendbuff), count, datatype,
-                                                peer));
+    STRATA_ASSIGN_OR_RETURN(
+        Call call,
+        peerCall(comm, Collective::kSend, const_cast<void*>(sendbuff), count, datatype, peer));
     return submit(comm, call, stream);
   });
 }
@@ -280,12 +279,12 @@ strataResult_t strataIAllReduce(const void* sendbuff, void* recvbuff, size_t cou
 }
 
 strataResult_t strataIReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                    strataDataType_t datatype, strataRedOp_t op,
-                                    strataComm_t comm, strataRequest_t* request) {
+                                    strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
+                                    strataRequest_t* request) {
   return guarded(comm, "strataIReduceScatter", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
-    STRATA_ASSIGN_OR_RETURN(
-        Call call, reduceScatterCall(comm, sendbuff, recvbuff, recvcount, datatype, op));
+    STRATA_ASSIGN_OR_RETURN(Call call,
+                            reduceScatterCall(comm, sendbuff, recvbuff, recvcount, datatype, op));
     return submitNonblocking(comm, call, request);
   });
 }

@@ -1,5 +1,6 @@
 #include "api/group.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace strata::api {
@@ -30,18 +31,23 @@ Status groupEnd(strataComm** failedComm) {
   if (--tDepth > 0) return Status::ok();
   std::vector<Recorded> calls;
   calls.swap(tCalls);  // a failure below must not leave them for the next group
-  // Communicators in the order each first appeared; every rank issues its groups' calls in
-  // the same order, as it would have issued the calls themselves.
+  // Communicators in the order of their ids, the same on every rank: a rank's group may name
+  // them in another order than its peers' (a send on one, a receive on the other), and each
+  // communicator's part runs as a whole.
   std::vector<strataComm*> comms;
   for (const Recorded& r : calls) {
-    bool seen = false;
-    for (strataComm* c : comms) seen = seen || c == r.comm;
-    if (!seen) comms.push_back(r.comm);
+    if (std::find(comms.begin(), comms.end(), r.comm) == comms.end()) comms.push_back(r.comm);
   }
+  std::stable_sort(comms.begin(), comms.end(), [](strataComm* a, strataComm* b) {
+    const bool la = isLive(a), lb = isLive(b);
+    if (!la || !lb) return la && !lb;  // dead handles last (refused below)
+    return a->impl->uid() < b->impl->uid();
+  });
   Status first = Status::ok();
   for (strataComm* comm : comms) {
     if (!isLive(comm)) {
-      if (first.isOk()) first = invalidUsage("a communicator of the group was destroyed before strataGroupEnd");
+      if (first.isOk())
+        first = invalidUsage("a communicator of the group was destroyed before strataGroupEnd");
       continue;
     }
     std::vector<core::GroupCall> mine;

@@ -1,7 +1,7 @@
 // Groups (strataGroupStart/End) at the C boundary: per thread, as NCCL's. Inside a group each
 // collective entry validates its arguments and records the call here instead of issuing it;
 // the outermost strataGroupEnd issues the recorded calls, communicator by communicator in the
-// order each first appeared (core/calls.h: issueGroup).
+// order of their ids, which every rank shares (core/calls.h: issueGroup).
 #pragma once
 
 #include "api/handle.h"

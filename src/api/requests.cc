@@ -14,8 +14,9 @@ StatusOr<strataRequest*> liveRequest(strataRequest_t* request) {
     return invalidArgument("*request is not a live request (already completed or never made)");
   }
   if (!(*request)->engine) {
-    return invalidUsage("the request's call is inside a group that has not ended "
-                        "(strataGroupEnd issues it)");
+    return invalidUsage(
+        "the request's call is inside a group that has not ended "
+        "(strataGroupEnd issues it)");
   }
   return *request;
 }

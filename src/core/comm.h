@@ -125,6 +125,10 @@ class Comm {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // An id the same on every member, and different for any two communicators a rank holds
+  // (both come from one process-wide sequence, agreed at creation as the members' maximum): the
+  // order in which a group issues its communicators on every rank.
+  uint64_t uid() const { return uid_; }
   const topo::Hierarchy& hierarchy() const { return hierarchy_; }
   const std::string& hierarchySource() const { return hierarchySource_; }
   const Settings& settings() const { return settings_; }
@@ -159,6 +163,7 @@ class Comm {
  private:
   Comm() = default;
   Status init(bool threadMultiple);
+  Status assignUid();
   // A split's init: the hierarchy and settings come from the parent.
   Status initFrom(const Comm& parent, topo::Hierarchy hierarchy);
   Status buildHierarchy();
@@ -176,6 +181,7 @@ class Comm {
   // Declared first, destroyed last: everything below may use the control plane.
   std::unique_ptr<boot::Bootstrap> boot_;
   int rank_ = 0, size_ = 0;
+  uint64_t uid_ = 0;
   Settings settings_;
   topo::Hierarchy hierarchy_;
   std::string hierarchySource_;  // "topology file X", "detected: ...", ...

@@ -160,10 +160,9 @@ Status rooted(Comm& c, Executor& x, const Prepared& p) {
   for (size_t off = 0; off < k.count; off += pass) {
     const size_t n = std::min(pass, k.count - off);
     const plan::RootedForm form = n == full ? p.fullForm : p.lastForm;
-    const std::vector<Step>& steps =
-        c.schedules().get(kind + static_cast<int>(form), k.root, n, [&] {
-          return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
-        });
+    const std::vector<Step>& steps = c.schedules().get(
+        kind + static_cast<int>(form), k.root, n,
+        [&] { return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n); });
     void* work = nullptr;
     if (bcast || isRoot) {
       work = at(k.recv, off, ts);
@@ -215,8 +214,7 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call) {
   p.call = call;
   const size_t ts = dataTypeSize(call.type);
   STRATA_RETURN_IF_ERROR(preparePasses(c, p, [&](size_t n) { return c.planForBytes(n * ts); }));
-  if ((call.coll == Collective::kBroadcast || call.coll == Collective::kReduce) &&
-      call.count > 0) {
+  if ((call.coll == Collective::kBroadcast || call.coll == Collective::kReduce) && call.count > 0) {
     const size_t pass = passElements(c, ts);
     p.fullForm = c.rootedForm(call.coll, std::min(pass, call.count) * ts);
     p.lastForm = call.count > pass ? c.rootedForm(call.coll, call.count % pass * ts) : p.fullForm;

@@ -40,7 +40,9 @@ void Engine::runNext(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   Status st = item.work(earlier);
   lock.lock();
-  if (!st.isOk() && failedAt_ == 0) {
+  // The first failure stands; one that comes before an abort's point (the call that was
+  // running when abort() came) moves the point back to it.
+  if (!st.isOk() && (failedAt_ == 0 || item.ticket < failedAt_)) {
     failedAt_ = item.ticket;
     error_ = st.withContext("asynchronous error in a queued call");
     STRATA_WARN(kSubsysColl, "%s", error_.message().c_str());
@@ -93,6 +95,13 @@ Status Engine::drain() {
   std::unique_lock<std::mutex> lock(mutex_);
   waitFor(lock, submitted_);
   return error_;
+}
+
+void Engine::abort(const Status& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failedAt_ != 0) return;  // already failing: the first error stays
+  failedAt_ = completed_ + (running_ ? 2 : 1);
+  error_ = why;
 }
 
 Status Engine::error() const {

@@ -59,6 +59,9 @@ class Engine {
   Status drain();
   // The first error of a queued call, without waiting.
   Status error() const;
+  // strataCommAbort: every call not yet run fails with `why` instead of running (it is still
+  // handed the error, to release what waits on it). A call running now finishes first.
+  void abort(const Status& why);
   // Tickets handed out so far.
   uint64_t submitted() const;
 

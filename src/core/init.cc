@@ -1,4 +1,6 @@
 // Comm::create: settings, hierarchy, the groups of its levels, the plans; and the destructor.
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -29,8 +31,23 @@ StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> bo
   return c;
 }
 
+Status Comm::assignUid() {
+  // Every member proposes one more than the largest id it has handed out; all take the
+  // largest proposal, so no member already holds a communicator with this id.
+  static std::atomic<uint64_t> last{0};
+  const uint64_t mine = last.load() + 1;
+  std::vector<uint64_t> all(size_);
+  STRATA_RETURN_IF_ERROR(boot_->allGather(&mine, all.data(), sizeof(mine)));
+  uid_ = *std::max_element(all.begin(), all.end());
+  uint64_t seen = last.load();
+  while (seen < uid_ && !last.compare_exchange_weak(seen, uid_)) {
+  }
+  return Status::ok();
+}
+
 Status Comm::init(bool threadMultiple) {
   logSetRank(rank_);
+  STRATA_RETURN_IF_ERROR(assignUid());
   StatusOr<Settings> settings = Settings::fromEnv();
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, settings.status()));
   settings_ = settings.take();
@@ -71,10 +88,15 @@ Comm::~Comm() {
 }
 
 void Comm::abandon() {
-  for (auto& [key, g] : groups_) {
-    if (g->boot) g->boot->abandon();
-  }
-  if (flat_ && flat_->boot) flat_->boot->abandon();
+  // Calls still queued fail instead of running: their peers may never issue them.
+  engine_->abort(Status(Code::kRemoteError, "the communicator was aborted (strataCommAbort)"));
+  auto abandonGroup = [](LevelGroup& g) {
+    if (g.deviceFabric) g.deviceFabric->abandon();
+    if (g.fabric) g.fabric->abandon();
+    if (g.boot) g.boot->abandon();
+  };
+  for (auto& [key, g] : groups_) abandonGroup(*g);
+  if (flat_) abandonGroup(*flat_);
   if (boot_) boot_->abandon();
 }
 

@@ -86,8 +86,8 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
       // range in place; the reduce reads `in` like the reduce-scatter; the gather collects
       // every member's block in place; send and recv move the whole range.
       case Collective::kBroadcast:
-        STRATA_RETURN_IF_ERROR(
-            f->broadcast(at(work, s->offset, ts), at(work, s->offset, ts), s->count, type, s->root));
+        STRATA_RETURN_IF_ERROR(f->broadcast(at(work, s->offset, ts), at(work, s->offset, ts),
+                                            s->count, type, s->root));
         break;
       case Collective::kReduce:
         STRATA_RETURN_IF_ERROR(f->reduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count,

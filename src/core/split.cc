@@ -61,6 +61,7 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key) {
 }
 
 Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy) {
+  STRATA_RETURN_IF_ERROR(assignUid());
   settings_ = parent.settings_;
   fabricOptions_ = parent.fabricOptions_;
   costParams_ = parent.costParams_;

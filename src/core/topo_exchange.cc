@@ -70,13 +70,13 @@ StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::st
   STRATA_ASSIGN_OR_RETURN(auto descriptions,
                           boot::allGatherStrings(boot, lead ? topo::toJson(node).dump() : ""));
   Status parsed = Status::ok();
-  for (const auto& [host, r] : leader) {
+  for (const auto& [name, r] : leader) {
     StatusOr<topo::NodeTopology> t = topo::nodeTopologyFromJson(descriptions[r]);
     if (!t.isOk()) {
-      parsed = t.status().withContext("description of host " + host);
+      parsed = t.status().withContext("description of host " + name);
       break;
     }
-    cluster.hosts[host] = t.take();
+    cluster.hosts[name] = t.take();
   }
   STRATA_RETURN_IF_ERROR(parsed);  // every rank parsed the same strings
 

@@ -87,6 +87,10 @@ class Fabric {
   }
   virtual void progress() {}
   virtual Status allReduceWait() { return Status::ok(); }
+
+  // strataCommAbort: the fabric's destructor must then free only local resources and never
+  // wait on another member (peers may be gone or stuck).
+  virtual void abandon() {}
 };
 
 // What a fabric calls while it waits on its peers or between large copies, so that an

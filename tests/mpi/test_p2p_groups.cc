@@ -407,9 +407,15 @@ void runCrossOrderGroup(Harness& h, const Comm& a, const Comm& b, const std::str
       (even ? onA : onB).recv(partner, strataFloat32, 65537);
     }
   } else {
-    runs = makeRuns(h, what,
-                    {{&first, {Coll::kAllReduce, strataFloat32, strataSum, 65537, false}},
-                     {&second, {Coll::kAllReduce, strataInt32, strataMax, 65537, false}}});
+    // The same collective on each communicator on every rank (a float sum on a, an int max on
+    // b), issued in the other order on odd ranks.
+    const Case onFirst = &first == &a
+                             ? Case{Coll::kAllReduce, strataFloat32, strataSum, 65537, false}
+                             : Case{Coll::kAllReduce, strataInt32, strataMax, 65537, false};
+    const Case onSecond = &second == &a
+                              ? Case{Coll::kAllReduce, strataFloat32, strataSum, 65537, false}
+                              : Case{Coll::kAllReduce, strataInt32, strataMax, 65537, false};
+    runs = makeRuns(h, what, {{&first, onFirst}, {&second, onSecond}});
   }
   checkResult(v, strataGroupStart(), nullptr);
   for (auto& run : runs) checkResult(v, run->call(), nullptr);

@@ -88,8 +88,9 @@ int main(int argc, char** argv) {
   strataCommDestroy(comm);
   int all = ok ? 1 : 0, every = 0;
   MPI_Allreduce(&all, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("%s (%d ranks%s)\n", every ? "PASSED" : "FAILED", nranks,
-                             threads ? ", progress thread" : "");
+  if (rank == 0)
+    std::printf("%s (%d ranks%s)\n", every ? "PASSED" : "FAILED", nranks,
+                threads ? ", progress thread" : "");
   watchdog.stop();
   MPI_Finalize();
   return every ? 0 : 1;

@@ -31,8 +31,7 @@ class LocalFabric final : public Fabric {
     return copy(at(out, displs[0], ts), in, counts[0] * ts);
   }
 
-  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
-                   int) override {
+  Status broadcast(const void* in, void* out, size_t count, strataDataType_t type, int) override {
     return copy(out, in, count * dataTypeSize(type));
   }
   Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t,

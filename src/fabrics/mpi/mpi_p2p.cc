@@ -36,9 +36,10 @@ Status PeerExchange::run(const PeerOp* ops, size_t n) {
   }
   // Whatever was posted completes before returning: buffers are the caller's again.
   if (!requests_.empty()) {
-    const int rc = MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                               MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS && posted.isOk()) posted = mpiError("MPI_Waitall", rc, __FILE__, __LINE__);
+    const int rc =
+        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS && posted.isOk())
+      posted = mpiError("MPI_Waitall", rc, __FILE__, __LINE__);
   }
   return posted;
 }

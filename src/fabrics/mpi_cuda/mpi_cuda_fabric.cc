@@ -40,6 +40,7 @@ class MpiCudaFabric final : public Fabric {
   ~MpiCudaFabric() override { releaseMpiOps(); }
 
   const char* name() const override { return "mpi-cuda"; }
+  void abandon() override { staged_->abandon(); }
   int size() const override { return staged_->size(); }
   int rank() const override { return staged_->rank(); }
 

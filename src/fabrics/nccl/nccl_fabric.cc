@@ -56,6 +56,9 @@ class NcclFabric final : public Fabric {
     }
   }
 
+  // An abandoned communicator is aborted, not destroyed: ncclCommDestroy may wait for peers.
+  void abandon() override { healthy_ = false; }
+
   NcclFabric(const NcclFabric&) = delete;
   NcclFabric& operator=(const NcclFabric&) = delete;
 
@@ -145,9 +148,9 @@ class NcclFabric final : public Fabric {
     }
     STRATA_RETURN_IF_ERROR(copyOwn(out, at(in, displs[root], ts), counts[root] * ts));
     return finish(grouped("ncclSend", counts, [&](int j) {
-      return j == root ? ncclSuccess
-                       : ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_,
-                                  stream_);
+      return j == root
+                 ? ncclSuccess
+                 : ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
     }));
   }
 
@@ -161,9 +164,9 @@ class NcclFabric final : public Fabric {
     }
     STRATA_RETURN_IF_ERROR(copyOwn(at(out, displs[root], ts), in, counts[root] * ts));
     return finish(grouped("ncclRecv", counts, [&](int j) {
-      return j == root ? ncclSuccess
-                       : ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_,
-                                  stream_);
+      return j == root
+                 ? ncclSuccess
+                 : ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
     }));
   }
 

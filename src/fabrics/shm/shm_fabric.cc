@@ -59,8 +59,14 @@ class ShmFabric final : public Fabric {
         blockSrcs_(size),
         pos_(size + 1) {}
 
+  // MPI_Win_free is collective: an abandoned fabric leaves its window to MPI's own cleanup
+  // rather than wait for members that may never free theirs.
   ~ShmFabric() override {
-    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+    if (win_ != MPI_WIN_NULL && !abandoned_) MPI_Win_free(&win_);
+  }
+  void abandon() override {
+    abandoned_ = true;
+    mpi_->abandon();
   }
 
   Status init() {
@@ -245,6 +251,7 @@ class ShmFabric final : public Fabric {
   size_t slotBytes_;
   MPI_Win win_ = MPI_WIN_NULL;
   ShmBarrierState* barrier_ = nullptr;
+  bool abandoned_ = false;
   std::vector<char*> slots_;                   // [2 * member + buffer]
   std::vector<const void*> srcs_, blockSrcs_;  // reused: no allocation per call
   std::vector<size_t> pos_;

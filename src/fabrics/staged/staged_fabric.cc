@@ -148,8 +148,7 @@ class StagedFabric final : public Fabric {
       op.buf = bounce_ + off;
       const size_t bytes = op.count * dataTypeSize(op.type);
       if (op.send && bytes > 0) {
-        STRATA_CUDA_CHECK(
-            cudaMemcpyAsync(op.buf, device, bytes, cudaMemcpyDeviceToHost, stream_));
+        STRATA_CUDA_CHECK(cudaMemcpyAsync(op.buf, device, bytes, cudaMemcpyDeviceToHost, stream_));
       }
       off += bytes;
     }
@@ -158,8 +157,8 @@ class StagedFabric final : public Fabric {
     for (size_t i = 0; i < n; ++i) {
       const size_t bytes = ops[i].count * dataTypeSize(ops[i].type);
       if (!ops[i].send && bytes > 0) {
-        STRATA_CUDA_CHECK(cudaMemcpyAsync(ops[i].buf, hostOps_[i].buf, bytes,
-                                          cudaMemcpyHostToDevice, stream_));
+        STRATA_CUDA_CHECK(
+            cudaMemcpyAsync(ops[i].buf, hostOps_[i].buf, bytes, cudaMemcpyHostToDevice, stream_));
       }
     }
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -195,8 +194,8 @@ class StagedFabric final : public Fabric {
     if (bounce_ != nullptr) STRATA_CUDA_CHECK(cudaFreeHost(bounce_));
     bounce_ = nullptr;
     bounceBytes_ = 0;
-    STRATA_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&bounce_), bytes,
-                                    cudaHostAllocPortable));
+    STRATA_CUDA_CHECK(
+        cudaHostAlloc(reinterpret_cast<void**>(&bounce_), bytes, cudaHostAllocPortable));
     bounceBytes_ = bytes;
     return Status::ok();
   }

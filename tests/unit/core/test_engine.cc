@@ -1,9 +1,8 @@
 // The engine (core/engine.h): calls run one at a time in submission order, with or without a
 // progress thread; a failed call fails every later one and is reported; test() and wait()
 // report a ticket's status; without a thread, test() and wait() run the queued calls.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -66,8 +65,7 @@ TEST_CASE("engine: without a thread nothing runs until test, wait or drain", "[e
   CHECK(ran == 2);
 }
 
-TEST_CASE("engine: with a thread a call runs while the caller does something else",
-          "[engine]") {
+TEST_CASE("engine: with a thread a call runs while the caller does something else", "[engine]") {
   Engine e(true);
   std::atomic<bool> ran{false};
   const uint64_t t = e.submit([&](const Status&) {
@@ -142,6 +140,45 @@ TEST_CASE("engine: stop runs what is queued; the engine still answers afterwards
     CHECK(e.test(last, &st));
     CHECK(st.isOk());
     CHECK(e.wait(last).isOk());
+  }
+}
+
+}  // namespace strata::core
+
+namespace strata::core {
+
+TEST_CASE("engine: abort fails the calls not yet run; they release and do no work", "[engine]") {
+  for (bool threaded : {false, true}) {
+    CAPTURE(threaded);
+    Engine e(threaded);
+    std::atomic<bool> release{false}, started{false};
+    std::atomic<int> worked{0}, released{0};
+    // The first call holds the runner role until released (with a thread it is running when
+    // abort comes; without one nothing has run yet).
+    const uint64_t first = e.submit([&](const Status& earlier) {
+      if (!earlier.isOk()) return earlier;
+      started = true;
+      while (!release) std::this_thread::sleep_for(1ms);
+      ++worked;
+      return Status::ok();
+    });
+    std::vector<uint64_t> later;
+    for (int i = 0; i < 3; ++i) {
+      later.push_back(e.submit([&](const Status& earlier) {
+        ++released;
+        if (!earlier.isOk()) return earlier;
+        ++worked;
+        return Status::ok();
+      }));
+    }
+    if (threaded) REQUIRE(eventually([&] { return started.load(); }));
+    e.abort(Status(Code::kRemoteError, "aborted"));
+    release = true;
+    for (uint64_t t : later) CHECK(e.wait(t).code() == Code::kRemoteError);
+    CHECK(released == 3);  // each was handed the error
+    // With a thread the running call finished its work and keeps its own result.
+    CHECK(worked == (threaded ? 1 : 0));
+    CHECK(e.wait(first).isOk() == threaded);
   }
 }
 

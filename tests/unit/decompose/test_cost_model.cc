@@ -64,6 +64,13 @@ CostParams gpuParams() {
 
 const LinkModel kTen = link(LinkKind::kPcie, 10, 2.0);  // alpha 2 us, beta 1e-4 us/B
 
+// No local reduction cost (gamma not modelled).
+CostParams noReduce() {
+  CostParams p;
+  p.reduceGBps = 0;
+  return p;
+}
+
 CostParams gamma5() {
   CostParams p;
   p.reduceGBps = 5;  // 2e-4 us per combined byte
@@ -81,7 +88,7 @@ TEST_CASE("cost model: ring reduce-scatter and all-gather by hand", "[cost_model
   CHECK(ringReduceScatterUs(4, 1e6, kTen, 2, gamma5()) == Approx(306));
   CHECK(ringAllGatherUs(4, 1e6, kTen, 2) == Approx(156));
   // reduceGBps <= 0: the reduction is not modelled. 6 + 75 = 81
-  CHECK(ringReduceScatterUs(4, 1e6, kTen, 1, CostParams{0}) == Approx(81));
+  CHECK(ringReduceScatterUs(4, 1e6, kTen, 1, noReduce()) == Approx(81));
 }
 
 TEST_CASE("cost model: the cheapest allreduce by hand", "[cost_model]") {
@@ -130,7 +137,7 @@ TEST_CASE("cost model: a group of one costs nothing", "[cost_model]") {
 
 TEST_CASE("cost model: links without a bandwidth fall back to 1 GB/s and 10 us", "[cost_model]") {
   // g = 2, n = 1e6, no reduction: 10 + 0.5e6 * 1e-3 = 510 us, for any kind.
-  const CostParams none{0};
+  const CostParams none = noReduce();
   CHECK(ringAllGatherUs(2, 1e6, LinkModel{}, 1) == Approx(510));
   CHECK(ringAllGatherUs(2, 1e6, link(LinkKind::kInfiniband, 0, 0), 1) == Approx(510));
   CHECK(ringReduceScatterUs(2, 1e6, link(LinkKind::kPcie, -3, 1), 1, none) == Approx(510));
@@ -420,7 +427,7 @@ TEST_CASE("cost model: a fabric's traits, never its name, decide how it is coste
   // One host: 4 ranks over shared memory (10 GB/s, 1 us), on a fabric named "x".
   const Hierarchy h = regular({Level("node", "x", link(LinkKind::kSharedMemory, 10, 1.0))}, {4});
   const Plan flat = staged("flat", {stage({0})});
-  CostParams none{0};
+  CostParams none = noReduce();
   none.flatFabric = "x";
   // No traits for "x": message passing over the link as it is.
   const double plain = predict(h, flat, 1e6, none).totalUs;
@@ -450,7 +457,7 @@ TEST_CASE("planner: a flat candidate only on a fabric that is not message passin
     }
     return false;
   };
-  CostParams params{0};
+  CostParams params = noReduce();
   params.fabrics = {messages("x", 1, 1)};
   CHECK_FALSE(hasFlat(params));  // it would be the passthrough again
   params.fabrics = {slots("x")};
