@@ -206,18 +206,3 @@ TEST_CASE("progress thread: a failed task releases the stream and is reported af
   CHECK(!ran);
   CHECK(!engine.error().isOk());
 }
-
-TEST_CASE("engine, inline: queued tasks run on the calling thread inside wait") {
-  Engine engine(/*threaded=*/false);
-  const auto caller = std::this_thread::get_id();
-  bool sameThread = false;
-  const uint64_t t = engine.submit([&](const Status&) {
-    sameThread = std::this_thread::get_id() == caller;
-    return Status::ok();
-  });
-  CHECK(engine.wait(t).isOk());
-  CHECK(sameThread);
-  const uint64_t failed =
-      engine.submit([](const Status&) { return strata::systemError("inline"); });
-  CHECK(!engine.wait(failed).isOk());
-}
