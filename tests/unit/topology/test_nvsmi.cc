@@ -256,7 +256,7 @@ TEST_CASE("nvidia-smi: errors name the file, the line and the problem", "[nvsmi]
   REQUIRE_FALSE(missing.isOk());
   CHECK(missing.status().code() == Code::kInvalidArgument);
   CHECK_THAT(missing.status().message(),
-             StartsWith("nvidia-smi topo /nonexistent/topo.txt: cannot read"));
+             StartsWith("nvidia-smi topo /nonexistent/topo.txt: cannot open"));
 
   checkError("Legend:\n  X    = Self\n", "no header line found");
   checkError("", "no header line found");
