@@ -8,9 +8,13 @@
 //    character references;
 //  - has <topology> at the root, with no version or a 1.x/2.x one (what hwloc 2.9 reads);
 //  - nests elements at most kMaxDepth deep (hwloc's importer recurses per element);
-//  - gives every <object> a type and well-formed bitmaps, and in v2 the sets in the pairs hwloc
-//    assumes (cpuset with complete_cpuset, nodeset with complete_nodeset, a cpuset on every
-//    object but I/O and Misc ones);
+//  - gives every <object> a type and well-formed bitmaps of at most kMaxBitmapChunks chunks, and
+//    in v2 the sets in the pairs hwloc assumes (cpuset with complete_cpuset, nodeset with
+//    complete_nodeset, a cpuset on every object but I/O and Misc ones);
+//  - gives every PU and NUMA node an os_index below kMaxOsIndex: hwloc sets that bit in the
+//    bitmaps, and a missing one is UINT_MAX (a 512 MiB bitmap, built bit by bit: minutes);
+//  - sizes every distance matrix (nbobjs) at most kMaxDistanceObjects: hwloc multiplies nbobjs by
+//    itself in 32 bits (v2) or allocates nbobjs^2 floats unchecked (v1);
 // and hwloc is handed pugixml's re-serialisation of it (no DOCTYPE, comments, CDATA or processing
 // instructions; every special character escaped), not the user's bytes.
 #include <algorithm>
@@ -29,15 +33,34 @@ namespace {
 // A real export nests about 12 levels of CPU objects (Machine .. PU) and up to ~10 of PCI bridges
 // below a package; far more is not a machine, and would overflow hwloc's recursive importer.
 constexpr int kMaxDepth = 64;
+// Far above any machine (the largest exports have a few thousand PUs).
+constexpr long kMaxOsIndex = 1 << 20;
+constexpr size_t kMaxBitmapChunks = 4096;  // 131072 bits
+constexpr long kMaxDistanceObjects = 4096;
 
 // Object types that carry no cpuset in a v2 export (I/O objects, Misc).
 bool isSetlessType(const std::string& type) {
   return type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
 }
 
+// A decimal number up to `max`, or -1.
+long decimal(const char* text, long max) {
+  long value = 0;
+  if (*text == '\0') return -1;
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (!std::isdigit(static_cast<unsigned char>(*p))) return -1;
+    value = value * 10 + (*p - '0');
+    if (value > max) return -1;
+  }
+  return value;
+}
+
 // hwloc's bitmap text: comma-separated hex chunks of at most 8 digits, each with an optional 0x;
 // an empty chunk is a zero one ("0x00000001,,0x0"); "0xf...f" first means all further bits set.
 bool isBitmap(const std::string& value) {
+  if (static_cast<size_t>(std::count(value.begin(), value.end(), ',')) >= kMaxBitmapChunks) {
+    return false;
+  }
   std::string rest = value;
   if (rest.rfind("0xf...f", 0) == 0) {
     rest = rest.substr(7);
@@ -68,7 +91,6 @@ class Checker {
   StatusOr<std::string> run() {
     const Status checked = checkText(text_);
     if (!checked.isOk()) return fail(0, checked.message());
-    STRATA_RETURN_IF_ERROR(checkReferences());
     pugi::xml_document doc;
     // Not parse_default: CDATA and comments are dropped rather than passed on to hwloc.
     const unsigned options =
@@ -87,6 +109,7 @@ class Checker {
       }
       node = next;
     }
+    STRATA_RETURN_IF_ERROR(checkReferences());
     const pugi::xml_node root = doc.document_element();
     if (std::strcmp(root.name(), "topology") != 0) {
       return fail(lineOf(root.offset_debug()),
@@ -154,6 +177,12 @@ class Checker {
                   "elements nested more than " + std::to_string(kMaxDepth) + " deep");
     }
     if (std::strcmp(node.name(), "object") == 0) STRATA_RETURN_IF_ERROR(checkObject(node));
+    const pugi::xml_attribute nbobjs = node.attribute("nbobjs");
+    if (nbobjs && decimal(nbobjs.value(), kMaxDistanceObjects) < 1) {
+      return fail(lineOf(node.offset_debug()),
+                  std::string("<") + node.name() + "> nbobjs=\"" + nbobjs.value() +
+                      "\" is not a number of objects in 1.." + std::to_string(kMaxDistanceObjects));
+    }
     for (pugi::xml_node child = node.first_child(); child; child = child.next_sibling()) {
       if (child.type() == pugi::node_element)
         STRATA_RETURN_IF_ERROR(checkElement(child, depth + 1));
@@ -172,7 +201,16 @@ class Checker {
                          (n >= 7 && std::strcmp(name + n - 7, "nodeset") == 0);
       if (isSet && !isBitmap(attr.value())) {
         return fail(line, "<object type=\"" + type + "\"> " + name + "=\"" + attr.value() +
-                              "\" is not a bitmap such as 0x000000ff,0xffffffff");
+                              "\" is not a bitmap such as 0x000000ff,0xffffffff (at most " +
+                              std::to_string(kMaxBitmapChunks) + " chunks)");
+      }
+    }
+    if (type == "PU" || type == "NUMANode") {
+      const pugi::xml_attribute os = object.attribute("os_index");
+      if (!os || decimal(os.value(), kMaxOsIndex) < 0) {
+        return fail(line, "<object type=\"" + type + "\"> needs an os_index in 0.." +
+                              std::to_string(kMaxOsIndex) +
+                              (os ? std::string(", found '") + os.value() + "'" : ""));
       }
     }
     if (major_ < 2) return Status::ok();  // v1: hwloc fills in what is missing

@@ -394,7 +394,7 @@ EOF
     has_err "$work/fifo: cannot read: it is a fifo"
     bounded validate --plan-file "$regressions/plan_comma_hang.yaml" --topo "$topos/2x2.yaml"
     expect_failure
-    has_err "plan_comma_hang.yaml:3: yaml syntax error: unexpected ','"
+    has_err "plan_comma_hang.yaml:3: yaml syntax error"
     bounded validate --plan-file "$regressions/plan_chunk_bytes_1.yaml" --topo "$topos/2x2.yaml"
     expect_failure
     has_err "plan_chunk_bytes_1.yaml:2: stage allreduce@network chunk_bytes 1 is outside 4096..1073741824"

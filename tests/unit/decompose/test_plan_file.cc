@@ -352,6 +352,8 @@ TEST_CASE("plan file: yaml and top-level errors", "[plan_file]") {
   // A line starting with ',' once made yaml-cpp's multi-document loader loop for ever, storing
   // an empty document per turn (tests/data/regressions/plan_comma_hang.yaml).
   checkError(lines({"rules:", "  - {min_bytes: 0, plan: passthrough}", ", a wrapped comment"}), 3,
+             "yaml syntax error");
+  checkError(lines({"# a plan file whose comment", ", wrapped onto a second line"}), 2,
              "yaml syntax error: unexpected ','");
   checkError(",", 1, "yaml syntax error: unexpected ','");
   checkError(lines({"", "- a"}), 2,

@@ -159,7 +159,11 @@ TEST_CASE("topo file: yaml-level errors", "[topo_file]") {
     // yaml-cpp 0.7's YAML::LoadAll loops for ever here, storing an empty document per turn.
     checkError(",", "topology file x.yaml:1: ", "yaml syntax error: unexpected ','");
     checkError(lines({"levels:", "  - {name: node, size: 2}", ", more"}),
-               "topology file x.yaml:3: ", "yaml syntax error: unexpected ','");
+               "topology file x.yaml:3: ", "yaml syntax error");
+    checkError(lines({"- {name: node, size: 2}", ", more"}),
+               "topology file x.yaml:2: ", "yaml syntax error: unexpected ','");
+    checkError(lines({"# a comment", ", wrapped"}),
+               "topology file x.yaml:2: ", "yaml syntax error: unexpected ','");
     checkError(lines({"levels:", "  - {name: node, size: 2}", "...", ","}),
                "topology file x.yaml:4: ", "yaml syntax error: unexpected ','");
   }
