@@ -44,7 +44,7 @@ const Case kCases[] = {
     {"hwloc_fuzz_pu_without_os_index_timeout.xml", Reader::kHwloc,
      ":22: not a valid hwloc xml export: <object type=\"PU\"> needs an os_index"},
     {"nccl_empty_system.xml", Reader::kNccl, ":1: <system> has no <cpu> element"},
-    {"nccl_nul_byte.xml", Reader::kNccl, "a binary file, not text (a nul byte at offset 96)"},
+    {"nccl_nul_byte.xml", Reader::kNccl, "a binary file, not text (a nul byte at offset 86)"},
     {"nvsmi_unknown_code.txt", Reader::kNvsmi,
      ":2: row GPU0: cell 'QQQ' under GPU1 is not a connection type"},
     {"nvsmi_asymmetric.txt", Reader::kNvsmi,
