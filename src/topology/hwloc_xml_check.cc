@@ -15,6 +15,9 @@
 //    bitmaps, and a missing one is UINT_MAX (a 512 MiB bitmap, built bit by bit: minutes);
 //  - sizes every distance matrix (nbobjs) at most kMaxDistanceObjects: hwloc multiplies nbobjs by
 //    itself in 32 bits (v2) or allocates nbobjs^2 floats unchecked (v1);
+//  - writes the enum-valued attributes (bridge_type, osdev_type, cache_type) with values of
+//    their enums: hwloc stores the number unchecked, and reading an enum out of its range is
+//    undefined behaviour in the code that later reads the topology (found by fuzz_hwloc_xml);
 // and hwloc is handed pugixml's re-serialisation of it (no DOCTYPE, comments, CDATA or processing
 // instructions; every special character escaped), not the user's bytes.
 #include <algorithm>
@@ -205,6 +208,7 @@ class Checker {
                               std::to_string(kMaxBitmapChunks) + " chunks)");
       }
     }
+    STRATA_RETURN_IF_ERROR(checkEnums(object, type, line));
     if (type == "PU" || type == "NUMANode") {
       const pugi::xml_attribute os = object.attribute("os_index");
       if (!os || decimal(os.value(), kMaxOsIndex) < 0) {
@@ -233,6 +237,28 @@ class Checker {
     if (nodeset && !cpuset) return fail(line, what + "has a nodeset but no cpuset");
     if (!cpuset && !isSetlessType(type)) {
       return fail(line, what + "has no cpuset; only I/O and Misc objects may lack one");
+    }
+    return Status::ok();
+  }
+
+  // hwloc 2.9's enums: bridge ends host (0) or pci (1), the downstream end always pci;
+  // osdev types block..coproc (0..5); cache types unified, data, instruction (0..2).
+  Status checkEnums(const pugi::xml_node& object, const std::string& type, int line) const {
+    const std::string bridge = object.attribute("bridge_type").value();
+    if (object.attribute("bridge_type") && bridge != "0-1" && bridge != "1-1") {
+      return fail(line, "<object type=\"" + type + "\"> bridge_type=\"" + bridge +
+                            "\": expected 0-1 (host to pci) or 1-1 (pci to pci)");
+    }
+    const struct {
+      const char* name;
+      long max;
+    } kEnums[] = {{"osdev_type", 5}, {"cache_type", 2}};
+    for (const auto& e : kEnums) {
+      const pugi::xml_attribute attr = object.attribute(e.name);
+      if (attr && decimal(attr.value(), e.max) < 0) {
+        return fail(line, "<object type=\"" + type + "\"> " + e.name + "=\"" + attr.value() +
+                              "\": expected 0.." + std::to_string(e.max));
+      }
     }
     return Status::ok();
   }

@@ -43,6 +43,9 @@ const Case kCases[] = {
      ":8: not a valid hwloc xml export: <object type=\"PU\"> has a cpuset but no complete_cpuset"},
     {"hwloc_fuzz_pu_without_os_index_timeout.xml", Reader::kHwloc,
      ":22: not a valid hwloc xml export: <object type=\"PU\"> needs an os_index"},
+    {"hwloc_fuzz_bridge_type_out_of_enum_ubsan.xml", Reader::kHwloc,
+     ":67: not a valid hwloc xml export: <object type=\"Bridge\"> bridge_type=\"2-1\": expected "
+     "0-1"},
     {"nccl_empty_system.xml", Reader::kNccl, ":1: <system> has no <cpu> element"},
     {"nccl_nul_byte.xml", Reader::kNccl, "a binary file, not text (a nul byte at offset 86)"},
     {"nvsmi_unknown_code.txt", Reader::kNvsmi,
