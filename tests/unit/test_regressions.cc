@@ -46,6 +46,9 @@ const Case kCases[] = {
     {"hwloc_fuzz_bridge_type_out_of_enum_ubsan.xml", Reader::kHwloc,
      ":67: not a valid hwloc xml export: <object type=\"Bridge\"> bridge_type=\"2-1\": expected "
      "0-1"},
+    {"hwloc_fuzz_v1_numa_without_complete_cpuset_segv.xml", Reader::kHwloc,
+     ":6: not a valid hwloc xml export: <object type=\"NUMANode\"> has a cpuset but no "
+     "complete_cpuset"},
     {"nccl_empty_system.xml", Reader::kNccl, ":1: <system> has no <cpu> element"},
     {"nccl_nul_byte.xml", Reader::kNccl, "a binary file, not text (a nul byte at offset 86)"},
     {"nvsmi_unknown_code.txt", Reader::kNvsmi,
