@@ -1,12 +1,8 @@
 #include "topo_input.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <utility>
 
+#include "common/text_file.h"
 #include "topology/hwloc_reader.h"
 #include "topology/nccl_xml.h"
 #include "topology/nvsmi.h"
@@ -15,13 +11,15 @@
 namespace strata::tools {
 namespace {
 
-// The first character that is not white space or a UTF-8 byte order mark, or '\0' when the file
-// has none. XML files start with '<'; nvidia-smi output never does.
-char firstSignificantChar(std::ifstream& in) {
-  char c = '\0';
-  while (in.get(c)) {
+// The first character that is not white space or a UTF-8 byte order mark, or '\0' when the text
+// has none. XML files start with '<'; nvidia-smi output never does. The text holds no NUL byte
+// (readTextFileBounded refuses one), so '\0' means "nothing there".
+char firstSignificantChar(const std::string& text) {
+  for (char c : text) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (u == 0xef || u == 0xbb || u == 0xbf || std::strchr(" \t\r\n", c) != nullptr) continue;
+    if (u == 0xef || u == 0xbb || u == 0xbf || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      continue;
+    }
     return c;
   }
   return '\0';
@@ -48,32 +46,29 @@ NodeDescription describeLiveNode(const std::string& host, std::vector<std::strin
 }
 
 StatusOr<NodeDescription> readNodeFile(const std::string& path) {
-  // The readers report a missing file in their own words, or (looksLikeNcclTopoXml) not at all;
-  // checking here first gives one clear message whatever the format would have been.
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return invalidArgument(path + ": cannot read: " + std::strerror(errno));
-  }
-  if (S_ISDIR(st.st_mode)) return invalidArgument(path + ": cannot read: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalidArgument(path + ": cannot open: " + std::strerror(errno));
-  const char first = firstSignificantChar(in);
+  // One bounded read for every format: a FIFO, a device (/dev/zero, /dev/urandom), a binary or a
+  // huge file is refused here, before any reader could wait on it or read it for ever.
+  StatusOr<std::string> read = readTextFileBounded(path);
+  if (!read.isOk()) return read.status().withContext(path);
+  const std::string& text = read.value();
+  const char first = firstSignificantChar(text);
   if (first == '\0') return invalidArgument(path + ": the file is empty");
 
   NodeDescription out;
   if (first == '<') {
-    StatusOr<topo::NodeTopology> t =
-        topo::looksLikeNcclTopoXml(path) ? topo::readNcclTopoXml(path) : topo::readHwlocXml(path);
+    StatusOr<topo::NodeTopology> t = topo::isNcclTopoXmlText(text)
+                                         ? topo::parseNcclTopoXml(text, path)
+                                         : topo::parseHwlocXml(text, path);
     if (!t.isOk()) return t.status();
     out.topo = t.take();
     return out;
   }
-  StatusOr<topo::NodeTopology> t = topo::readNvidiaSmiTopo(path);
+  StatusOr<topo::NodeTopology> t = topo::parseNvidiaSmiTopo(text, path);
   if (!t.isOk()) {
     return invalidArgument(path + ": not an hwloc or NCCL XML file, nor nvidia-smi topo -m " +
                            "output (" + t.status().message() + ")");
   }
-  StatusOr<topo::ConnectionMatrix> m = topo::readNvidiaSmiMatrix(path);
+  StatusOr<topo::ConnectionMatrix> m = topo::parseNvidiaSmiMatrix(text, path);
   if (!m.isOk()) return m.status();
   out.topo = t.take();
   out.matrix = m.take();

@@ -1,14 +1,77 @@
 // Strict YAML helpers shared by the configuration-file loaders.
 #include "common/yaml_util.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <utility>
 
+#include "common/text_file.h"
+
 namespace strata::yaml {
+namespace {
+
+// Records where each document starts and nothing else: enough to count documents without
+// building nodes.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  std::vector<YAML::Mark> starts;
+};
+
+bool sameMark(const YAML::Mark& a, const YAML::Mark& b) {
+  return a.pos == b.pos && a.line == b.line && a.column == b.column;
+}
+
+// 0 or 1: how many documents `text` holds; more is an error. Never more than two calls to
+// HandleNextDocument, because yaml-cpp 0.7's parser does not always move on: a token that cannot
+// start or continue a document (a ',' at the start of a line, outside [] or {}) is never consumed,
+// so each call returns another empty document at the same place, for ever (YAML::LoadAll loops
+// there, storing a node per turn). A second document that starts where the first did is that
+// case, and a syntax error.
+StatusOr<int> countDocuments(const std::string& text, const Errors& errors) {
+  std::istringstream in(text);
+  DocumentMarks marks;
+  try {
+    YAML::Parser parser(in);
+    if (!parser.HandleNextDocument(marks)) return 0;
+    if (!parser.HandleNextDocument(marks)) return 1;
+  } catch (const YAML::ParserException& e) {
+    return errors.at(e.mark, "yaml syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    return errors.at(e.mark, "yaml error: " + e.msg);
+  }
+  const YAML::Mark& second = marks.starts.size() > 1 ? marks.starts[1] : YAML::Mark::null_mark();
+  const bool stuck = marks.starts.size() > 1 && sameMark(marks.starts[0], second);
+  const size_t pos = second.pos >= 0 ? static_cast<size_t>(second.pos) : text.size();
+  if (stuck || (pos < text.size() && text[pos] == ',')) {
+    const std::string found = pos < text.size() ? std::string(1, text[pos]) : "end of file";
+    return errors.at(second, "yaml syntax error: unexpected '" + found +
+                                 "' outside [...] or {...} (a wrapped comment line needs its own "
+                                 "'#'; text that starts with it needs quotes)");
+  }
+  return errors.at(second,
+                   "holds more than one yaml document ('---' starts another); expected one");
+}
+
+}  // namespace
 
 std::string kindOf(const YAML::Node& node) {
   switch (node.Type()) {
@@ -79,7 +142,12 @@ const Entry* find(const std::vector<Entry>& entries, const std::string& key) {
   return nullptr;
 }
 
-bool isPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+// yaml-cpp tags a plain scalar "?" (resolve it yourself), a quoted one "!" and one written with a
+// tag (!!str 2, !!int 2) by that tag. Only "?" is a number as written; a node built in memory
+// rather than parsed has no tag.
+bool isPlainScalar(const YAML::Node& node) {
+  return node.IsScalar() && (node.Tag() == "?" || node.Tag().empty());
+}
 
 bool parseInteger(const std::string& text, int64_t* out) {
   size_t i = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
@@ -105,38 +173,21 @@ bool parsePositiveNumber(const YAML::Node& node, double max, double* out) {
 
 StatusOr<YAML::Node> loadDocument(const std::string& text, const std::string& expected,
                                   const Errors& errors) {
-  std::vector<YAML::Node> documents;
+  STRATA_ASSIGN_OR_RETURN(int documents, countDocuments(text, errors));
+  if (documents == 0) return errors.whole("file is empty; expected " + expected);
   try {
-    documents = YAML::LoadAll(text);
+    // Exactly one document, as countDocuments found: Load builds that one.
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     return errors.at(e.mark, "yaml syntax error: " + e.msg);
   } catch (const YAML::Exception& e) {
     return errors.at(e.mark, "yaml error: " + e.msg);
   }
-  if (documents.empty()) return errors.whole("file is empty; expected " + expected);
-  if (documents.size() > 1) {
-    return errors.atNode(documents[1], "holds " + std::to_string(documents.size()) +
-                                           " yaml documents; expected one");
-  }
-  return documents[0];
 }
 
 StatusOr<std::string> readTextFile(const std::string& path, size_t maxBytes, const Errors& errors) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return errors.whole(std::string("cannot open: ") + std::strerror(errno));
-  std::string text;
-  char buffer[4096];
-  size_t n = 0;
-  while (text.size() <= maxBytes && (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) {
-    text.append(buffer, n);
-  }
-  // A directory opens fine on Linux and fails here, with EISDIR.
-  int readErrno = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  if (readErrno != 0) return errors.whole(std::string("cannot read: ") + std::strerror(readErrno));
-  if (text.size() > maxBytes) {
-    return errors.whole("file is larger than " + std::to_string(maxBytes) + " bytes");
-  }
+  StatusOr<std::string> text = readTextFileBounded(path, maxBytes);
+  if (!text.isOk()) return errors.whole(text.status().message());
   return text;
 }
 

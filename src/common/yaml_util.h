@@ -61,7 +61,8 @@ StatusOr<std::vector<Entry>> entriesOf(const YAML::Node& map,
 // The entry with `key`, or nullptr.
 const Entry* find(const std::vector<Entry>& entries, const std::string& key);
 
-// A quoted scalar ("2") is a string to YAML; numbers must be written plain.
+// A quoted scalar ("2") or a tagged one (!!str 2) is a string to YAML; numbers must be written
+// plain.
 bool isPlainScalar(const YAML::Node& node);
 
 // A decimal integer with an optional sign. Decimal only: 0x10 or 1e3 in a configuration file is
@@ -73,12 +74,14 @@ bool parseInteger(const std::string& text, int64_t* out);
 bool parsePositiveNumber(const YAML::Node& node, double max, double* out);
 
 // Parses text that must hold exactly one YAML document. `expected` says what the document should
-// be, for the message about an empty file ("a map with a 'rules' list"). Never throws.
+// be, for the message about an empty file ("a map with a 'rules' list"). Never throws, and never
+// calls YAML::LoadAll (yaml-cpp 0.7's loops for ever on a line that starts with ',').
 StatusOr<YAML::Node> loadDocument(const std::string& text, const std::string& expected,
                                   const Errors& errors);
 
-// Reads the file at `path`, refusing one larger than `maxBytes` (a wrong path such as /dev/zero
-// must not be read forever). Does not log.
+// Reads the file at `path` with readTextFileBounded (common/text_file.h): a FIFO, a device such
+// as /dev/zero, a file larger than `maxBytes` or one with a NUL byte is refused, never waited on.
+// Does not log.
 StatusOr<std::string> readTextFile(const std::string& path, size_t maxBytes, const Errors& errors);
 
 }  // namespace strata::yaml

@@ -158,9 +158,13 @@ StatusOr<StageEntry> parseStageEntry(const YAML::Node& node, const std::string& 
       entry.algorithm = e.value.Scalar();
     } else if (e.key == "chunk_bytes") {
       STRATA_ASSIGN_OR_RETURN(entry.chunkBytes, sizeOf(e, false, label, errors));
-      if (entry.chunkBytes == 0) {
-        return errors.at(mark, label +
-                                   " chunk_bytes must be positive; leave it out for "
+      // The range STRATA_CHUNK_BYTES is clamped to: one-byte chunks turn a 4 MB allreduce into
+      // millions of passes (minutes), and more than 2^30 overflows MPI's int counts.
+      if (entry.chunkBytes < kMinChunkBytes || entry.chunkBytes > kMaxChunkBytes) {
+        return errors.at(mark, label + " chunk_bytes " + std::to_string(entry.chunkBytes) +
+                                   " is outside " + std::to_string(kMinChunkBytes) + ".." +
+                                   std::to_string(kMaxChunkBytes) +
+                                   " (the range of STRATA_CHUNK_BYTES); leave it out for "
                                    "STRATA_CHUNK_BYTES");
       }
     }

@@ -28,8 +28,8 @@
 // all-gather of a level set alike: give them on either, or on both with the same value.
 // Sizes (min_bytes, max_bytes, chunk_bytes) are non-negative decimal integers of bytes, with an
 // optional binary suffix: K or KiB (1024), M or MiB (2^20), G or GiB (2^30); "64 KiB" and a
-// quoted "64KiB" read the same. max_bytes may be `inf`. chunk_bytes must be positive (leave it
-// out for STRATA_CHUNK_BYTES).
+// quoted "64KiB" read the same. max_bytes may be `inf`. chunk_bytes must be in 4096..2^30, the
+// range STRATA_CHUNK_BYTES is clamped to (leave it out for STRATA_CHUNK_BYTES).
 // A `measured` entry maps a level name to {bandwidth_GBps, latency_us}, both positive numbers.
 // Any other key anywhere, or a key given twice, is refused: a typo must not be silently ignored.
 //
@@ -50,6 +50,11 @@
 #include "topology/hierarchy.h"
 
 namespace strata::plan {
+
+// The chunk sizes a plan file may give, the range core/settings.cc clamps STRATA_CHUNK_BYTES to:
+// below, a large call runs in millions of passes; above, MPI's int counts overflow.
+constexpr size_t kMinChunkBytes = 4096;
+constexpr size_t kMaxChunkBytes = size_t{1} << 30;
 
 // One stage of a rule as written: its levels by name, before resolvePlanFile maps them to the
 // hierarchy's level indices.

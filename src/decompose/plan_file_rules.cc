@@ -50,6 +50,14 @@ Status resolveRule(const topo::Hierarchy& h, const std::vector<std::string>& kno
     stage.fabric = raw.fabric;
     stage.algorithm = raw.algorithm;
     stage.chunkBytes = raw.chunkBytes;
+    // parsePlanFile refuses this already; a PlanFile built by hand is not taken on trust.
+    if (stage.chunkBytes != 0 &&
+        (stage.chunkBytes < kMinChunkBytes || stage.chunkBytes > kMaxChunkBytes)) {
+      return errors.atLine(raw.line, "chunk_bytes " + std::to_string(stage.chunkBytes) +
+                                         " is outside " + std::to_string(kMinChunkBytes) + ".." +
+                                         std::to_string(kMaxChunkBytes) +
+                                         " (the range of STRATA_CHUNK_BYTES)");
+    }
     if (raw.allLevels) {
       for (int l = 0; l < h.numLevels(); ++l) stage.levels.push_back(l);
     }

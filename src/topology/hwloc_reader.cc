@@ -3,7 +3,6 @@
 #include "topology/hwloc_reader.h"
 
 #include <hwloc.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/text_file.h"
 #include "topology/link_model.h"
 
 namespace strata::topo {
@@ -91,16 +91,6 @@ NodeTopology describe(hwloc_topology* topo, std::string host, std::string source
   return out;
 }
 
-// Why `path` cannot be an hwloc export, before hwloc is asked: hwloc reports a missing file and
-// an empty one alike as EINVAL, and a message should tell them apart.
-std::string precheckXml(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return errnoText(errno);
-  if (S_ISDIR(st.st_mode)) return errnoText(EISDIR);
-  if (st.st_size == 0) return "the file is empty";
-  return "";
-}
-
 }  // namespace
 
 // The package holding the whole CPU binding of this process, or -1 when the process is not
@@ -147,27 +137,47 @@ StatusOr<NodeTopology> readLiveHwloc(int* boundPackage) {
   return describe(topo.get(), systemHostName(), "live");
 }
 
-StatusOr<NodeTopology> readHwlocXml(const std::string& path) {
-  const std::string where = "hwloc xml " + path;
-  std::string reason = precheckXml(path);
-  if (reason.empty()) {
-    STRATA_ASSIGN_OR_RETURN(TopologyPtr topo, newTopology(where));
-    // hwloc parses the file in set_xml (syntax) and checks the objects in load (structure); a
-    // well-formed XML of another kind, such as an NCCL topology file, fails in load.
-    errno = 0;
-    if (hwloc_topology_set_xml(topo.get(), path.c_str()) != 0 ||
-        hwloc_topology_load(topo.get()) != 0) {
-      reason = errno == EINVAL || errno == 0 ? "not a valid hwloc xml export" : errnoText(errno);
-    } else {
-      hwloc_obj_t root = hwloc_get_root_obj(topo.get());
-      const char* host = hwloc_obj_get_info_by_name(root, "HostName");
-      // Exports made without a host name still need a distinct one: the file's name is.
-      return describe(topo.get(), host != nullptr && *host != '\0' ? host : baseName(path), where);
-    }
+StatusOr<NodeTopology> parseHwlocXml(const std::string& text, const std::string& source) {
+  const std::string where = "hwloc xml " + source;
+  // hwloc crashes on some malformed exports: it only sees what the check lets through, in
+  // pugixml's re-serialisation (hwloc_xml_check.cc).
+  StatusOr<std::string> clean = detail::checkHwlocXml(text, source);
+  if (!clean.isOk()) {
+    STRATA_WARN(kSubsysTopo, "%s", clean.status().message().c_str());
+    return clean.status();
   }
-  std::string msg = where + ": cannot load: " + reason;
-  STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
-  return invalidArgument(msg);
+  STRATA_ASSIGN_OR_RETURN(TopologyPtr topo, newTopology(where));
+  // hwloc parses the buffer in set_xmlbuffer (syntax) and checks the objects in load
+  // (structure); a well-formed XML of another kind fails in load.
+  errno = 0;
+  const std::string& xml = clean.value();
+  if (hwloc_topology_set_xmlbuffer(topo.get(), xml.c_str(), static_cast<int>(xml.size())) != 0 ||
+      hwloc_topology_load(topo.get()) != 0) {
+    const std::string reason =
+        errno == EINVAL || errno == 0 ? "not a valid hwloc xml export" : errnoText(errno);
+    std::string msg = where + ": cannot load: " + reason;
+    STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
+    return invalidArgument(msg);
+  }
+  hwloc_obj_t root = hwloc_get_root_obj(topo.get());
+  const char* host = hwloc_obj_get_info_by_name(root, "HostName");
+  // Exports made without a host name still need a distinct one: the file's name is.
+  return describe(topo.get(), host != nullptr && *host != '\0' ? host : baseName(source), where);
+}
+
+StatusOr<NodeTopology> readHwlocXml(const std::string& path) {
+  StatusOr<std::string> text = readTextFileBounded(path);
+  if (!text.isOk()) {
+    Status status = text.status().withContext("hwloc xml " + path + ": cannot load");
+    STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
+    return status;
+  }
+  if (text.value().find_first_not_of(" \t\r\n") == std::string::npos) {
+    std::string msg = "hwloc xml " + path + ": cannot load: the file is empty";
+    STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
+    return invalidArgument(msg);
+  }
+  return parseHwlocXml(text.value(), path);
 }
 
 }  // namespace strata::topo

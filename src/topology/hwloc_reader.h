@@ -21,8 +21,12 @@ StatusOr<NodeTopology> readLiveHwloc(int* boundPackage = nullptr);
 int readBoundPackage();
 
 // A file written by `lstopo foo.xml` or hwloc_topology_export_xml (v1 or v2 format). A missing,
-// unreadable or corrupt file gives an invalid-argument Status naming the file.
+// unreadable or corrupt file gives an invalid-argument Status naming the file. The file is read
+// with readTextFileBounded (no FIFOs, devices, NUL bytes or files over 16 MiB).
 StatusOr<NodeTopology> readHwlocXml(const std::string& path);
+// The same from text in memory; `source` names it in messages, and is the host name when the
+// export has none. The text is checked (detail::checkHwlocXml) before hwloc sees it.
+StatusOr<NodeTopology> parseHwlocXml(const std::string& text, const std::string& source);
 
 }  // namespace strata::topo
 
@@ -53,5 +57,10 @@ bool hwlocIsNvswitch(const hwloc_obj* obj);
 // the pair implies is right even where the split is not. False, leaving both untouched, when
 // nothing is close (hwloc writes 0 when it does not know).
 bool pcieFromLinkSpeed(double gbps, int* gen, int* width);
+
+// Checks an hwloc XML export with pugixml for what crashes hwloc 2.9's importer (see
+// hwloc_xml_check.cc) and returns the document re-serialised, which is what hwloc is then given.
+// Errors are invalid-argument: "hwloc xml <source>:<line>: <problem>". Does not log.
+StatusOr<std::string> checkHwlocXml(const std::string& text, const std::string& source);
 
 }  // namespace strata::topo::detail

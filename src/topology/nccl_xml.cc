@@ -21,16 +21,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <pugixml.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/log.h"
+#include "common/text_file.h"
 #include "topology/link_model.h"
 
 namespace strata::topo {
@@ -38,6 +37,9 @@ namespace {
 
 constexpr const char* kNvswitchClass = "0x068000";
 constexpr const char* kNvlinkCpuClass = "0x068001";  // POWER9 NVLink to the CPU: no field
+// PCI trees are a few bridges deep (a DGX's GPUs sit 4 below the root port). The walk recurses
+// per <pci>, so the nesting a file may ask for is bounded well below what the stack takes.
+constexpr int kMaxPciDepth = 32;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -131,6 +133,8 @@ class Reader {
   Reader(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
 
   StatusOr<NodeTopology> read() {
+    const Status checked = checkText(text_);
+    if (!checked.isOk()) return fail(0, checked.message());
     pugi::xml_document doc;
     const pugi::xml_parse_result parsed = doc.load_buffer(text_.data(), text_.size());
     if (!parsed) return fail(lineOf(parsed.offset), parsed.description());
@@ -139,6 +143,13 @@ class Reader {
       return fail(lineOf(root.offset_debug()),
                   std::string("root element is <") + root.name() + ">, expected <system>");
     }
+    // NCCL lists every device under the <cpu> of its NUMA node; a <system> without one
+    // describes no machine (NCCL itself finds no CPU to attach anything to).
+    if (!root.child("cpu")) {
+      return fail(lineOf(root.offset_debug()),
+                  "<system> has no <cpu> element; every device sits under the <cpu> of its numa "
+                  "node");
+    }
     STRATA_RETURN_IF_ERROR(numberCpus(root));
     int cpuIndex = 0;
     for (pugi::xml_node cpu : root.children("cpu")) {
@@ -146,7 +157,7 @@ class Reader {
       ctx.numa = numaIndex_[cpuIndex++];
       ctx.place.numa = ctx.numa;
       ctx.place.package = ctx.numa;  // one package per <cpu>: see the file comment
-      STRATA_RETURN_IF_ERROR(walkChildren(cpu, ctx));
+      STRATA_RETURN_IF_ERROR(walkChildren(cpu, ctx, 0));
     }
     STRATA_RETURN_IF_ERROR(buildLinks());
     topo_.source = "nccl xml " + path_;
@@ -186,10 +197,10 @@ class Reader {
     return Status::ok();
   }
 
-  Status walkChildren(const pugi::xml_node& parent, const Context& ctx) {
+  Status walkChildren(const pugi::xml_node& parent, const Context& ctx, int depth) {
     for (pugi::xml_node child : parent.children()) {
       if (std::strcmp(child.name(), "pci") == 0) {
-        STRATA_RETURN_IF_ERROR(walkPci(child, ctx));
+        STRATA_RETURN_IF_ERROR(walkPci(child, ctx, depth + 1));
       } else if (std::strcmp(child.name(), "nic") == 0) {
         STRATA_RETURN_IF_ERROR(addNets(child, ctx));
       }
@@ -197,7 +208,12 @@ class Reader {
     return Status::ok();
   }
 
-  Status walkPci(const pugi::xml_node& pci, const Context& outer) {
+  // `depth`: how many <pci> elements enclose this one, plus one.
+  Status walkPci(const pugi::xml_node& pci, const Context& outer, int depth) {
+    if (depth > kMaxPciDepth) {
+      return fail(lineOf(pci.offset_debug()),
+                  "<pci> nested more than " + std::to_string(kMaxPciDepth) + " deep");
+    }
     const std::string rawBusid = pci.attribute("busid").value();
     if (rawBusid.empty()) return fail(lineOf(pci.offset_debug()), "<pci> without a busid");
     Context ctx = outer;
@@ -232,7 +248,7 @@ class Reader {
     Context inner = ctx;
     inner.bridges.push_back(ctx.place.busid);
     for (pugi::xml_node child : pci.children("pci")) {
-      STRATA_RETURN_IF_ERROR(walkPci(child, inner));
+      STRATA_RETURN_IF_ERROR(walkPci(child, inner, depth + 1));
     }
     return Status::ok();
   }
@@ -407,32 +423,30 @@ class Reader {
   std::set<std::string> nvswitchBusids_;
 };
 
-bool readWhole(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return false;
-  *text = buffer.str();
-  return true;
-}
-
 }  // namespace
 
+StatusOr<NodeTopology> parseNcclTopoXml(const std::string& text, const std::string& source) {
+  return Reader(source, text).read();
+}
+
 StatusOr<NodeTopology> readNcclTopoXml(const std::string& path) {
-  std::string text;
-  if (!readWhole(path, &text)) {
-    Status status =
-        invalidArgument("nccl topology xml " + path + ": cannot read: " + std::strerror(errno));
+  StatusOr<std::string> text = readTextFileBounded(path);
+  if (!text.isOk()) {
+    Status status = text.status().withContext("nccl topology xml " + path);
     STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
     return status;
   }
-  return Reader(path, std::move(text)).read();
+  return parseNcclTopoXml(text.value(), path);
 }
 
 bool looksLikeNcclTopoXml(const std::string& path) {
+  StatusOr<std::string> text = readTextFileBounded(path);
+  return text.isOk() && isNcclTopoXmlText(text.value());
+}
+
+bool isNcclTopoXmlText(const std::string& text) {
   pugi::xml_document doc;
-  if (!doc.load_file(path.c_str(), pugi::parse_minimal)) return false;
+  if (!doc.load_buffer(text.data(), text.size(), pugi::parse_minimal)) return false;
   return std::strcmp(doc.document_element().name(), "system") == 0;
 }
 

@@ -10,9 +10,14 @@
 
 namespace strata::topo {
 
+// Reads the file with readTextFileBounded (no FIFOs, devices, NUL bytes or files over 16 MiB).
 StatusOr<NodeTopology> readNcclTopoXml(const std::string& path);
+// The same from text in memory; `source` names it in messages.
+StatusOr<NodeTopology> parseNcclTopoXml(const std::string& text, const std::string& source);
 
-// Whether the file's root element is NCCL's <system> (else it may be hwloc's <topology>).
+// Whether the file's (or the text's) root element is NCCL's <system> (else it may be hwloc's
+// <topology>).
 bool looksLikeNcclTopoXml(const std::string& path);
+bool isNcclTopoXmlText(const std::string& text);
 
 }  // namespace strata::topo

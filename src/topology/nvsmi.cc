@@ -9,20 +9,24 @@
 //    do not; tabs and spaces mix freely when the output was pasted by hand;
 //  - newer versions name NICs "NIC0".. and add a "NIC Legend:" with "NIC0: mlx5_0" lines.
 // Anything before the header (shell prompts, the command line, ANSI colour codes) is skipped.
+// What the table says is checked, not guessed at: a cell must be one of the legend's codes, the
+// matrix symmetric, a CPU affinity a list of ascending ranges. Text that breaks these is not the
+// output of nvidia-smi, and a topology built from it would be wrong without a word.
 #include "topology/nvsmi.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/log.h"
+#include "common/text_file.h"
 #include "topology/link_model.h"
 
 namespace strata::topo {
@@ -31,6 +35,13 @@ namespace {
 // The most NVLink lanes one GPU has (H100, B200: 18). A GPU whose NV# cells add up to more
 // cannot be wired to each peer directly, so nvidia-smi is counting lanes into NVSwitches.
 constexpr int kMaxNvlinksPerGpu = 18;
+// Far above any machine (the largest seen has 8 GPUs and 17 NICs); it bounds the n x n matrix a
+// header line can ask for.
+constexpr size_t kMaxDevices = 1024;
+// GPU indices, NV# counts and CPU numbers beyond these are not a machine's.
+constexpr int kMaxGpuIndex = 9999;
+constexpr int kMaxNvlinkCount = 99;
+constexpr long kMaxCpuNumber = 1 << 20;
 
 enum class Trailer { kCpuAffinity, kNumaAffinity, kGpuNumaId };
 
@@ -42,33 +53,66 @@ struct Table {
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// "GPU3" -> 3, anything else -> -1.
-int gpuNumber(const std::string& name) {
-  if (!startsWith(name, "GPU") || name.size() == 3) return -1;
-  for (size_t i = 3; i < name.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+bool allDigits(const std::string& s, size_t from) {
+  return from < s.size() && std::all_of(s.begin() + long(from), s.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c));
+         });
+}
+
+// The decimal number in s[from..], or -1 when it is not one or exceeds `max` (never throws:
+// std::stoi on a long digit string does).
+long boundedNumber(const std::string& s, size_t from, long max) {
+  if (!allDigits(s, from)) return -1;
+  long value = 0;
+  for (size_t i = from; i < s.size(); ++i) {
+    value = value * 10 + (s[i] - '0');
+    if (value > max) return -1;
   }
-  return std::stoi(name.substr(3));
+  return value;
+}
+
+// "GPU3" -> 3; -1 for a name that is not GPU<digits>; -2 for GPU<digits> beyond kMaxGpuIndex.
+int gpuNumber(const std::string& name) {
+  if (!startsWith(name, "GPU") || !allDigits(name, 3)) return -1;
+  const long n = boundedNumber(name, 3, kMaxGpuIndex);
+  return n < 0 ? -2 : int(n);
 }
 
 // "NV12" -> 12, anything else -> 0.
 int nvlinkCount(const std::string& cell) {
-  if (!startsWith(cell, "NV") || cell.size() == 2 || cell.size() > 5) return 0;
-  for (size_t i = 2; i < cell.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(cell[i]))) return 0;
-  }
-  return std::stoi(cell.substr(2));
+  if (!startsWith(cell, "NV")) return 0;
+  const long n = boundedNumber(cell, 2, kMaxNvlinkCount);
+  return n > 0 ? int(n) : 0;
 }
 
-// A relation cell is a short upper-case word ("SYS", "NODE", "NV12", older "SOC"). Checking
-// the shape rather than a fixed list keeps codes from future versions readable, while an
-// affinity value ("0-23,48-71", "0", "N/A") slid under a device column is still refused.
-bool isRelationWord(const std::string& cell) {
-  if (cell.empty() || !std::isupper(static_cast<unsigned char>(cell[0]))) return false;
-  return std::all_of(cell.begin(), cell.end(), [](char c) {
-    return std::isupper(static_cast<unsigned char>(c)) ||
-           std::isdigit(static_cast<unsigned char>(c));
-  });
+// The legend's codes: X (self), SYS, NODE, PHB, PXB, PIX, NV# (# bonded NVLinks, 1..99), and
+// SOC, which versions before 2017 printed for SYS. Anything else is refused: a code this reader
+// does not know would be read as "no relation", and an affinity value ("0-23,48-71", "0", "N/A")
+// slid under a device column must not pass as one.
+bool isRelationCode(const std::string& cell) {
+  static const char* const kCodes[] = {"X", "SYS", "NODE", "PHB", "PXB", "PIX", "SOC"};
+  for (const char* code : kCodes) {
+    if (cell == code) return true;
+  }
+  return nvlinkCount(cell) > 0;
+}
+
+// A CPU list as nvidia-smi prints it: "0-23,48-71", "5", or "N/A"; each range ascending.
+bool isCpuList(const std::string& value) {
+  if (value == "N/A") return true;
+  std::istringstream items(value);
+  std::string item;
+  size_t count = 0;
+  while (std::getline(items, item, ',')) {
+    ++count;
+    const size_t dash = item.find('-');
+    const long first = boundedNumber(item.substr(0, dash), 0, kMaxCpuNumber);
+    const long last =
+        dash == std::string::npos ? first : boundedNumber(item.substr(dash + 1), 0, kMaxCpuNumber);
+    if (first < 0 || last < first) return false;
+  }
+  // getline drops a trailing empty item: "0-3," must fail too.
+  return count > 0 && value.back() != ',';
 }
 
 // Drops CSI escape sequences (colours) and carriage returns that a captured terminal leaves.
@@ -108,9 +152,10 @@ class Parser {
  public:
   explicit Parser(std::string path) : path_(std::move(path)) {}
 
-  StatusOr<Table> parse() {
-    std::ifstream in(path_);
-    if (!in) return fail(0, std::string("cannot read: ") + std::strerror(errno));
+  StatusOr<Table> parse(const std::string& text) {
+    Status checked = checkText(text);
+    if (!checked.isOk()) return fail(0, checked.message());
+    std::istringstream in(text);
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(cleanLine(line));
 
@@ -133,6 +178,7 @@ class Parser {
       }
       STRATA_RETURN_IF_ERROR(readRow(words(lines[index]), row, int(index) + 1));
     }
+    STRATA_RETURN_IF_ERROR(checkSymmetric(int(header) + 1));
     for (size_t i = header + 1 + n; i < lines.size(); ++i) readLegendLine(words(lines[i]));
     return std::move(table_);
   }
@@ -144,10 +190,15 @@ class Parser {
 
   Status readHeader(const std::vector<std::string>& w, int line) {
     size_t i = 0;
+    std::set<std::string> seen;
     for (; i < w.size() && w[i] != "CPU" && w[i] != "NUMA" && w[i] != "GPU"; ++i) {
-      if (std::find(table_.matrix.names.begin(), table_.matrix.names.end(), w[i]) !=
-          table_.matrix.names.end()) {
+      if (!seen.insert(w[i]).second)
         return fail(line, "device " + w[i] + " named twice in the header");
+      if (gpuNumber(w[i]) == -2) {
+        return fail(line, "device " + w[i] + ": gpu index above " + std::to_string(kMaxGpuIndex));
+      }
+      if (seen.size() > kMaxDevices) {
+        return fail(line, "more than " + std::to_string(kMaxDevices) + " devices in the header");
       }
       table_.matrix.names.push_back(w[i]);
     }
@@ -188,16 +239,45 @@ class Parser {
         return fail(line, "row " + names[row] + ": cell '" + cell + "' under " + names[c] +
                               (c == row ? " should be X" : " is X off the diagonal"));
       }
-      if (!isRelationWord(cell)) {
+      if (!isRelationCode(cell)) {
         return fail(line, "row " + names[row] + ": cell '" + cell + "' under " + names[c] +
-                              " is not a connection type");
+                              " is not a connection type (X, SYS, NODE, PHB, PXB, PIX, NV1.." +
+                              std::to_string(kMaxNvlinkCount) + ", or the older SOC)");
       }
     }
     table_.matrix.cells[row].assign(w.begin() + 1, w.begin() + 1 + n);
     for (size_t t = 0; 1 + n + t < w.size(); ++t) {
       const std::string& value = w[1 + n + t];
+      // NUMA affinity is a CPU-list-shaped list of NUMA nodes; GPU NUMA ID one number or N/A.
+      const bool ok = trailers_[t] == Trailer::kGpuNumaId
+                          ? value == "N/A" || boundedNumber(value, 0, kMaxCpuNumber) >= 0
+                          : isCpuList(value);
+      if (!ok) {
+        const char* heading = trailers_[t] == Trailer::kCpuAffinity    ? "CPU Affinity"
+                              : trailers_[t] == Trailer::kNumaAffinity ? "NUMA Affinity"
+                                                                       : "GPU NUMA ID";
+        return fail(line, "row " + names[row] + ": " + heading + " '" + value +
+                              "' is not a list of ascending ranges such as 0-23,48-71, or N/A");
+      }
       if (trailers_[t] == Trailer::kCpuAffinity) table_.cpuAffinity[row] = value;
       if (trailers_[t] == Trailer::kNumaAffinity) table_.numaAffinity[row] = value;
+    }
+    return Status::ok();
+  }
+
+  // nvidia-smi prints one relation per pair, so the matrix is symmetric; a cell that differs
+  // from its mirror was edited or shifted, and which one is right cannot be told.
+  Status checkSymmetric(int headerLine) const {
+    const ConnectionMatrix& m = table_.matrix;
+    for (size_t a = 0; a < m.names.size(); ++a) {
+      for (size_t b = a + 1; b < m.names.size(); ++b) {
+        if (m.cells[a][b] != m.cells[b][a]) {
+          return fail(headerLine + 1 + int(b),
+                      "row " + m.names[b] + ": cell '" + m.cells[b][a] + "' under " + m.names[a] +
+                          " differs from '" + m.cells[a][b] + "' in row " + m.names[a] + " under " +
+                          m.names[b] + "; the matrix must be symmetric");
+        }
+      }
     }
     return Status::ok();
   }
@@ -223,14 +303,8 @@ class Parser {
   std::vector<Trailer> trailers_;
 };
 
-int parseNuma(const std::string& value) {
-  if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c));
-      })) {
-    return -1;  // "N/A", or no NUMA column in older versions
-  }
-  return std::stoi(value);
-}
+// One NUMA node, or -1: "N/A", several nodes ("0-1"), or no NUMA column in older versions.
+int parseNuma(const std::string& value) { return int(boundedNumber(value, 0, kMaxCpuNumber)); }
 
 // NV# links between GPU columns; kNvswitch where a GPU's lanes cannot all be direct.
 void addLinks(const ConnectionMatrix& m, const std::vector<int>& gpuCols, NodeTopology* topo) {
@@ -322,14 +396,35 @@ NodeTopology buildTopology(const Table& table, const std::string& path) {
 
 }  // namespace
 
-StatusOr<ConnectionMatrix> readNvidiaSmiMatrix(const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(Table table, Parser(path).parse());
+StatusOr<ConnectionMatrix> parseNvidiaSmiMatrix(const std::string& text,
+                                                const std::string& source) {
+  STRATA_ASSIGN_OR_RETURN(Table table, Parser(source).parse(text));
   return std::move(table.matrix);
 }
 
+StatusOr<NodeTopology> parseNvidiaSmiTopo(const std::string& text, const std::string& source) {
+  STRATA_ASSIGN_OR_RETURN(Table table, Parser(source).parse(text));
+  return buildTopology(table, source);
+}
+
+namespace {
+StatusOr<std::string> readFile(const std::string& path) {
+  StatusOr<std::string> text = readTextFileBounded(path);
+  if (text.isOk()) return text;
+  Status status = text.status().withContext("nvidia-smi topo " + path);
+  STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
+  return status;
+}
+}  // namespace
+
+StatusOr<ConnectionMatrix> readNvidiaSmiMatrix(const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  return parseNvidiaSmiMatrix(text, path);
+}
+
 StatusOr<NodeTopology> readNvidiaSmiTopo(const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(Table table, Parser(path).parse());
-  return buildTopology(table, path);
+  STRATA_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  return parseNvidiaSmiTopo(text, path);
 }
 
 }  // namespace strata::topo

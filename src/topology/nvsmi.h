@@ -22,4 +22,9 @@ StatusOr<NodeTopology> readNvidiaSmiTopo(const std::string& path);
 // paths are not in the output, so this is the only record of the PCIe/SMP relations.
 StatusOr<ConnectionMatrix> readNvidiaSmiMatrix(const std::string& path);
 
+// The same from text in memory; `source` names it in messages. The read* functions read the file
+// with readTextFileBounded (no FIFOs, devices, NUL bytes or files over 16 MiB), then call these.
+StatusOr<NodeTopology> parseNvidiaSmiTopo(const std::string& text, const std::string& source);
+StatusOr<ConnectionMatrix> parseNvidiaSmiMatrix(const std::string& text, const std::string& source);
+
 }  // namespace strata::topo

@@ -32,7 +32,7 @@ set(STRATA_PLAN_TEST_ENV
 
 set(STRATA_PLAN_CASES help show_small_vs_large show_seed_flat_ring show_seed_nic_per_gpu
   show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes simulate_192 simulate_links validate_configs
-  validate_broken bad_arguments)
+  validate_broken bad_inputs bad_arguments)
 set(STRATA_PLAN_MPI_CASES live_two_hosts live_plan_file)
 
 foreach(case IN LISTS STRATA_PLAN_CASES STRATA_PLAN_MPI_CASES)

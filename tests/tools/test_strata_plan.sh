@@ -379,6 +379,33 @@ EOF
     has_err "broken.yaml:5:"
     ;;
 
+  bad_inputs)
+    # Files that once hung strata-plan (the YAML loader looping on a line that starts with ',',
+    # a FIFO's open waiting for a writer) or were accepted with one-byte chunks
+    # (tests/data/regressions/README.md). timeout turns a hang back into a failure here.
+    bounded() { timeout 20 "$tool" "$@" >"$out" 2>"$err"; rc=$?; [ "$rc" -ne 124 ] || fail "hung: $*"; }
+    regressions=$src/tests/data/regressions
+    mkfifo "$work/fifo"
+    bounded show --topo "$regressions/topo_comma_hang.yaml" --size 1M
+    expect_failure
+    has_err "topo_comma_hang.yaml:1: yaml syntax error: unexpected ','"
+    bounded show --topo "$work/fifo" --size 1M
+    expect_failure
+    has_err "$work/fifo: cannot read: it is a fifo"
+    bounded validate --plan-file "$regressions/plan_comma_hang.yaml" --topo "$topos/2x2.yaml"
+    expect_failure
+    has_err "plan_comma_hang.yaml:3: yaml syntax error"
+    bounded validate --plan-file "$regressions/plan_chunk_bytes_1.yaml" --topo "$topos/2x2.yaml"
+    expect_failure
+    has_err "plan_chunk_bytes_1.yaml:2: stage allreduce@network chunk_bytes 1 is outside 4096..1073741824"
+    bounded validate --plan-file "$work/fifo" --topo "$topos/2x2.yaml"
+    expect_failure
+    has_err "it is a fifo"
+    bounded validate --plan-file /dev/zero --topo "$topos/2x2.yaml"
+    expect_failure
+    has_err "it is a character device"
+    ;;
+
   bad_arguments)
     check_fails() {
       run "$@"

@@ -221,7 +221,7 @@ EOF
     run --input "$work/does_not_exist.xml"
     expect_failure
     has_err "does_not_exist.xml"
-    has_err "No such file"
+    has_err "no such file"
     [ ! -s "$out" ] || fail "printed a description"
     ;;
 
@@ -246,6 +246,52 @@ EOF
     run --input "$work"
     expect_failure
     has_err "directory"
+    ;;
+
+  bad_inputs)
+    # Each of these once made strata-topo wait for ever, read without bound or crash inside
+    # hwloc (tests/data/regressions/README.md). timeout turns a hang back into a failure here.
+    bounded() { timeout 20 "$tool" "$@" >"$out" 2>"$err"; rc=$?; [ "$rc" -ne 124 ] || fail "hung: $*"; }
+    mkfifo "$work/fifo"
+    for input in /dev/zero /dev/urandom "$work/fifo"; do
+      bounded --input "$input"
+      expect_failure
+      has_err "$input: cannot read: it is a"
+      has_err "not a regular file"
+    done
+    printf 'GPU0\0GPU1\n' >"$work/binary.txt"
+    bounded --input "$work/binary.txt"
+    expect_failure
+    has_err "binary.txt: a binary file, not text"
+    regressions=$data/regressions
+    for f in hwloc_entity_segv.xml hwloc_pu_no_complete_cpuset_segv.xml nccl_empty_system.xml \
+        nvsmi_unknown_code.txt nvsmi_asymmetric.txt nvsmi_cpu_range_35-0.txt; do
+      bounded --input "$regressions/$f"
+      expect_failure
+      has_err "$regressions/$f"
+    done
+    bounded --input "$regressions/hwloc_entity_segv.xml"
+    has_err "a DOCTYPE with an internal subset"
+    bounded --input "$regressions/hwloc_pu_no_complete_cpuset_segv.xml"
+    has_err '<object type="PU"> has a cpuset but no complete_cpuset'
+    ;;
+
+  mpi_bad_files)
+    # STRATA_TOPO_FILE and STRATA_PLAN_FILE at init: a file that once hung the YAML loader, a
+    # FIFO (open() would wait for a writer), a device. Every rank fails init with the reason.
+    mkfifo "$work/fifo"
+    regressions=$data/regressions
+    for setting in "STRATA_TOPO_FILE=$regressions/topo_comma_hang.yaml" \
+        "STRATA_TOPO_FILE=$work/fifo" "STRATA_TOPO_FILE=/dev/zero" \
+        "STRATA_PLAN_FILE=$regressions/plan_comma_hang.yaml" "STRATA_PLAN_FILE=$work/fifo" \
+        "STRATA_PLAN_FILE=$regressions/plan_chunk_bytes_1.yaml"; do
+      env "$setting" timeout 60 "${MPIEXEC:?}" --oversubscribe -n 2 "${STRATA_DEMO:?}" 1000 \
+        >"$out" 2>"$err"
+      rc=$?
+      [ "$rc" -ne 124 ] || fail "init hung with $setting"
+      expect_failure
+      has_err "${setting#*=}"
+    done
     ;;
 
   bad_arguments)

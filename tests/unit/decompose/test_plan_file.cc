@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decompose/plan_file.h"
@@ -264,9 +265,9 @@ TEST_CASE("plan file: formatPlanFile reads back to the same rules", "[plan_file]
       "             all_gather@node]",
       "  - min_bytes: 1G",
       "    stages:",
-      "      - {stage: reduce_scatter@socket, fabric: nccl, chunk_bytes: 3K}",
+      "      - {stage: reduce_scatter@socket, fabric: nccl, chunk_bytes: 12K}",
       "      - reduce_scatter@node",
-      "      - {stage: allreduce@rack, fabric: mpi, chunk_bytes: 1000}",
+      "      - {stage: allreduce@rack, fabric: mpi, chunk_bytes: 5000}",
       "      - all_gather@node",
       "      - all_gather@socket",
       "measured:",
@@ -280,7 +281,7 @@ TEST_CASE("plan file: formatPlanFile reads back to the same rules", "[plan_file]
   CHECK_THAT(formatted,
              StartsWith("# strata plan file (STRATA_PLAN_FILE) for socket(2) x node(2)"));
   CHECK_THAT(formatted, Contains("      - {stage: reduce_scatter@socket, fabric: nccl, "
-                                 "chunk_bytes: 3KiB}\n"));
+                                 "chunk_bytes: 12KiB}\n"));
   CHECK_THAT(formatted, Contains("      - {stage: allreduce@socket+rack, algorithm: ring}\n"));
   CHECK_THAT(formatted, Contains("  # flat-ring: plan file x.yaml:3\n"));
   const PlanFile again = parseOk(formatted);
@@ -347,7 +348,14 @@ TEST_CASE("plan file: yaml and top-level errors", "[plan_file]") {
   checkError(lines({"rules:", "  - {min_bytes: 0, plan: passthrough"}), -1, "yaml syntax error");
   checkError(lines({"rules:", "  - min_bytes: 0", "    plan: a: b"}), 3, "yaml syntax error");
   checkError("", 0, "file is empty; expected a map with a 'rules' list");
-  checkError(lines({"rules: []", "---", "rules: []"}), 3, "holds 2 yaml documents; expected one");
+  checkError(lines({"rules: []", "---", "rules: []"}), 2, "holds more than one yaml document");
+  // A line starting with ',' once made yaml-cpp's multi-document loader loop for ever, storing
+  // an empty document per turn (tests/data/regressions/plan_comma_hang.yaml).
+  checkError(lines({"rules:", "  - {min_bytes: 0, plan: passthrough}", ", a wrapped comment"}), 3,
+             "yaml syntax error");
+  checkError(lines({"# a plan file whose comment", ", wrapped onto a second line"}), 2,
+             "yaml syntax error: unexpected ','");
+  checkError(",", 1, "yaml syntax error: unexpected ','");
   checkError(lines({"", "- a"}), 2,
              "expected a map with a 'rules' list at the top, found a "
              "sequence");
@@ -424,9 +432,26 @@ TEST_CASE("plan file: stage errors", "[plan_file]") {
              4,
              "stage reduce_scatter@node has algorithm ring, which is for the allreduce stage "
              "only");
-  checkError(stagesFile({"{stage: allreduce@node+network, chunk_bytes: 0}"}), 4,
-             "stage allreduce@node+network chunk_bytes must be positive; leave it out for "
-             "STRATA_CHUNK_BYTES");
+  // chunk_bytes is held to STRATA_CHUNK_BYTES's range: one-byte chunks made a 4 MB allreduce
+  // take minutes (tests/data/plans/bad_chunk_bytes_1.yaml).
+  const std::pair<const char*, const char*> tooSmallOrLarge[] = {
+      {"0", "0"}, {"1", "1"}, {"4095", "4095"}, {"1G1", ""}, {"2G", "2147483648"}};
+  for (const auto& [bad, value] : tooSmallOrLarge) {
+    INFO(bad);
+    const std::string text =
+        stagesFile({std::string("{stage: allreduce@node+network, chunk_bytes: ") + bad + "}"});
+    if (*value == '\0') {
+      checkError(text, 4, "chunk_bytes must be a size in bytes");
+    } else {
+      checkError(text, 4,
+                 std::string("stage allreduce@node+network chunk_bytes ") + value +
+                     " is outside 4096..1073741824 (the range of STRATA_CHUNK_BYTES)");
+    }
+  }
+  CHECK(parsePlanFile(stagesFile({"{stage: allreduce@node+network, chunk_bytes: 4096}"}), "x.yaml")
+            .isOk());
+  CHECK(parsePlanFile(stagesFile({"{stage: allreduce@node+network, chunk_bytes: 1G}"}), "x.yaml")
+            .isOk());
   checkError(stagesFile({"{stage: allreduce@node+network, fabric: ''}"}), 4,
              "stage allreduce@node+network fabric must be a fabric name, found ''");
 }
@@ -463,9 +488,9 @@ TEST_CASE("plan file: stages that do not compose", "[plan_file]") {
   checkError(stagesFile({"{stage: reduce_scatter@socket, fabric: mpi}", "allreduce@node+rack",
                          "{stage: all_gather@socket, fabric: nccl}"}),
              6, "all_gather@socket has fabric 'nccl' but reduce_scatter@socket has 'mpi'", h);
-  checkError(stagesFile({"{stage: reduce_scatter@socket, chunk_bytes: 1K}", "allreduce@node+rack",
-                         "{stage: all_gather@socket, chunk_bytes: 2K}"}),
-             6, "all_gather@socket has chunk_bytes 2048 but reduce_scatter@socket has 1024", h);
+  checkError(stagesFile({"{stage: reduce_scatter@socket, chunk_bytes: 4K}", "allreduce@node+rack",
+                         "{stage: all_gather@socket, chunk_bytes: 8K}"}),
+             6, "all_gather@socket has chunk_bytes 8192 but reduce_scatter@socket has 4096", h);
 }
 
 TEST_CASE("plan file: names resolved against the hierarchy", "[plan_file]") {
@@ -521,7 +546,9 @@ TEST_CASE("plan file: loadPlanFile reports what it cannot read", "[plan_file]") 
   CHECK(missing.status().code() == Code::kInvalidArgument);
   CHECK_THAT(missing.status().message(),
              StartsWith("plan file /nonexistent/plan.yaml: cannot open: "));
-  CHECK_THAT(loadPlanFile("/tmp").status().message(), Contains("cannot read"));
+  CHECK_THAT(loadPlanFile("/tmp").status().message(), Contains("it is a directory"));
+  CHECK_THAT(loadPlanFile("/dev/zero").status().message(),
+             Contains("plan file /dev/zero: cannot read: it is a character device"));
 }
 
 TEST_CASE("plan file: the examples in configs/plans fit their topologies", "[plan_file]") {

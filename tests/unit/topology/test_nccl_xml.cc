@@ -312,7 +312,7 @@ TEST_CASE("nccl xml: errors name the file, the line and the problem", "[nccl_xml
   REQUIRE_FALSE(missing.isOk());
   CHECK(missing.status().code() == Code::kInvalidArgument);
   CHECK_THAT(missing.status().message(),
-             StartsWith("nccl topology xml /nonexistent/topo.xml: cannot read"));
+             StartsWith("nccl topology xml /nonexistent/topo.xml: cannot open"));
 
   checkError(
       "<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"0000:01:00.0\">\n"
@@ -329,6 +329,17 @@ TEST_CASE("nccl xml: errors name the file, the line and the problem", "[nccl_xml
              ":3: <pci> without a busid");
   checkError("<system>\n <cpu numaid=\"0\"/>\n <cpu numaid=\"0\"/>\n</system>\n",
              ":3: a second <cpu> with numaid 0");
+  // A <system> with no <cpu> describes no machine (tests/data/regressions/nccl_empty_system.xml).
+  checkError("<system version=\"1\">\n</system>\n", ":1: <system> has no <cpu> element");
+  checkError("<system version=\"1\"><pci busid=\"0000:01:00.0\"/></system>\n",
+             "<system> has no <cpu> element");
+  // The walk recurses per <pci>: nesting is bounded well below what the stack takes.
+  std::string deep = "<system>\n<cpu numaid=\"0\">\n";
+  for (int i = 0; i < 40; ++i) deep += "<pci busid=\"0000:01:00.0\">\n";
+  for (int i = 0; i < 40; ++i) deep += "</pci>\n";
+  checkError(deep + "</cpu>\n</system>\n", ":35: <pci> nested more than 32 deep");
+  // A NUL byte: pugixml would stop there and ignore the rest.
+  checkError(std::string("<system><cpu numaid=\"0\"/>\0</system>", 35), "a binary file, not text");
 }
 
 TEST_CASE("nccl xml: looksLikeNcclTopoXml tells <system> from hwloc's <topology>", "[nccl_xml]") {

@@ -256,7 +256,7 @@ TEST_CASE("nvidia-smi: errors name the file, the line and the problem", "[nvsmi]
   REQUIRE_FALSE(missing.isOk());
   CHECK(missing.status().code() == Code::kInvalidArgument);
   CHECK_THAT(missing.status().message(),
-             StartsWith("nvidia-smi topo /nonexistent/topo.txt: cannot read"));
+             StartsWith("nvidia-smi topo /nonexistent/topo.txt: cannot open"));
 
   checkError("Legend:\n  X    = Self\n", "no header line found");
   checkError("", "no header line found");
@@ -281,6 +281,35 @@ TEST_CASE("nvidia-smi: errors name the file, the line and the problem", "[nvsmi]
   checkError(header + "GPU0\tNV2\t X \tNODE\t0-7\t0\n", ":2: row GPU0: cell 'NV2' under GPU0");
   checkError("\tGPU0\tGPU1\tCPU Affinity\tPCIe Gen\n", ":1: unrecognised column heading 'PCIe'");
   checkError("\tGPU0\tGPU0\tCPU Affinity\n", ":1: device GPU0 named twice in the header");
+  // Only the legend's codes (tests/data/regressions/nvsmi_unknown_code.txt).
+  checkError(header +
+                 "GPU0\t X \tNVX\tNODE\t0-7\t0\n"
+                 "GPU1\tNVX\t X \tNODE\t0-7\t0\n"
+                 "mlx5_0\tNODE\tNODE\t X\n",
+             ":2: row GPU0: cell 'NVX' under GPU1 is not a connection type (X, SYS, NODE");
+  checkError(header +
+                 "GPU0\t X \tNV0\tNODE\t0-7\t0\n"
+                 "GPU1\tNV0\t X \tNODE\t0-7\t0\n"
+                 "mlx5_0\tNODE\tNODE\t X\n",
+             ":2: row GPU0: cell 'NV0' under GPU1 is not a connection type");
+  // One relation per pair (tests/data/regressions/nvsmi_asymmetric.txt).
+  checkError(header +
+                 "GPU0\t X \tNV2\tNODE\t0-7\t0\n"
+                 "GPU1\tNV2\t X \tNODE\t0-7\t0\n"
+                 "mlx5_0\tNODE\tSYS\t X\n",
+             ":4: row mlx5_0: cell 'SYS' under GPU1 differs from 'NODE' in row GPU1 under mlx5_0");
+  // Affinities are ascending ranges (tests/data/regressions/nvsmi_cpu_range_35-0.txt).
+  for (const char* bad : {"35-0", "0-", "-3", "0,,4", "0-3,", "a-b", "99999999999999999999"}) {
+    checkError(header + "GPU0\t X \tNV2\tNODE\t" + bad + "\t0\n", "CPU Affinity '" + std::string(bad) + "' is not a list");
+  }
+  checkError(header + "GPU0\t X \tNV2\tNODE\t0-7\t1-0\n", "NUMA Affinity '1-0' is not a list");
+  // Numbers too long for an int once threw std::out_of_range out of std::stoi: a crash.
+  checkError("\tGPU0\tGPU99999999999\tCPU Affinity\n", ":1: device GPU99999999999: gpu index above");
+  const std::string ok = "GPU0\t X \tNV2\tNODE\t0-7\t0\nGPU1\tNV2\t X \tNODE\t0-7\t";
+  checkError(header + ok + "99999999999999999999\n", "NUMA Affinity '99999999999999999999'");
+  // A trailing N/A and a plain number both read.
+  TempText good(header + ok + "N/A\nmlx5_0\tNODE\tNODE\t X\n");
+  CHECK(readNvidiaSmiTopo(good.path()).isOk());
 }
 
 }  // namespace

@@ -153,7 +153,19 @@ TEST_CASE("topo file: yaml-level errors", "[topo_file]") {
   }
   SECTION("more than one document") {
     checkError(lines({"levels:", "  - {name: node, size: 2}", "---", "levels: []"}),
-               "topology file x.yaml:4: ", "holds 2 yaml documents; expected one");
+               "topology file x.yaml:3: ", "holds more than one yaml document");
+  }
+  SECTION("a line that starts with ','") {
+    // yaml-cpp 0.7's YAML::LoadAll loops for ever here, storing an empty document per turn.
+    checkError(",", "topology file x.yaml:1: ", "yaml syntax error: unexpected ','");
+    checkError(lines({"levels:", "  - {name: node, size: 2}", ", more"}),
+               "topology file x.yaml:3: ", "yaml syntax error");
+    checkError(lines({"- {name: node, size: 2}", ", more"}),
+               "topology file x.yaml:2: ", "yaml syntax error: unexpected ','");
+    checkError(lines({"# a comment", ", wrapped"}),
+               "topology file x.yaml:2: ", "yaml syntax error: unexpected ','");
+    checkError(lines({"levels:", "  - {name: node, size: 2}", "...", ","}),
+               "topology file x.yaml:4: ", "yaml syntax error: unexpected ','");
   }
   SECTION("root not a map") {
     checkError(lines({"# a list", "- {name: node, size: 2}"}), "topology file x.yaml:2: ",
@@ -251,6 +263,13 @@ TEST_CASE("topo file: size errors", "[topo_file]") {
                "topology file x.yaml:2: ", "found '0x10'");
     checkError(lines({"levels:", level("name: node, size: \"2\"")}),
                "topology file x.yaml:2: ", "level 'node' size must be an integer, found '2'");
+    // A tagged string is a string however it reads (tests/data/regressions/topo_tagged_size.yaml).
+    checkError(lines({"levels:", level("name: node, size: !!str 2")}),
+               "topology file x.yaml:2: ", "level 'node' size must be an integer, found '2'");
+    checkError(lines({"levels:", level("name: node, size: !!int 2")}),
+               "topology file x.yaml:2: ", "level 'node' size must be an integer, found '2'");
+    checkError(lines({"levels:", level("name: node, size: 2, bandwidth_GBps: !!str 5")}),
+               "topology file x.yaml:2: ", "bandwidth_GBps must be a positive number");
     checkError(lines({"levels:", level("name: node, size: [2]")}),
                "topology file x.yaml:2: ", "size must be an integer, found a sequence");
     checkError(lines({"levels:", "  - name: node", "    size:"}),
@@ -327,7 +346,7 @@ TEST_CASE("topo file: loading from disk", "[topo_file]") {
     REQUIRE_FALSE(file.isOk());
     CHECK(file.status().code() == Code::kInvalidArgument);
     CHECK(file.status().message() ==
-          "topology file /nonexistent/strata/topo.yaml: cannot open: No such file or directory");
+          "topology file /nonexistent/strata/topo.yaml: cannot open: no such file or directory");
   }
   SECTION("a directory") {
     std::string dir = std::filesystem::temp_directory_path().string();
