@@ -140,14 +140,15 @@ Status LiveJob::initComm() {
 }
 
 Target LiveJob::target() const {
+  const core::Comm& impl = *api::lookupComm(comm_)->impl;
   Target t;
-  t.hierarchy = comm_->impl->hierarchy();
+  t.hierarchy = impl.hierarchy();
   t.source = "this job: " + std::to_string(size_) + " rank" + (size_ == 1 ? "" : "s") +
-             " of MPI_COMM_WORLD, " + comm_->impl->hierarchySource();
+             " of MPI_COMM_WORLD, " + impl.hierarchySource();
   t.live = true;
-  t.commRules = comm_->impl->planRules();
-  t.commPlanSource = comm_->impl->planSource();
-  t.commParams = comm_->impl->costParams();
+  t.commRules = impl.planRules();
+  t.commPlanSource = impl.planSource();
+  t.commParams = impl.costParams();
   noteUnknownLinks(&t);
   return t;
 }

@@ -233,7 +233,7 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
       if (rank == 0)
         fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
     } else {
-      code = tune(*comm->impl, o, sizes, t0);
+      code = tune(*strata::api::lookupComm(comm)->impl, o, sizes, t0);
       strataCommDestroy(comm);
     }
   }

@@ -114,7 +114,10 @@ STRATA_API const char* strataGetErrorString(strataResult_t result);
  * stays valid until the next strata call on the same communicator or thread. */
 STRATA_API const char* strataGetLastError(strataComm_t comm);
 
-/* Frees a communicator. Collective: every rank of the communicator must call it. */
+/* Frees a communicator. Collective: every rank of the communicator must call it, before
+ * MPI_Finalize. After MPI_Finalize it frees only local memory and returns strataInvalidUsage
+ * (every other call on the communicator returns strataInvalidUsage then too). The handle is
+ * stale afterwards: any call with it returns strataInvalidArgument. */
 STRATA_API strataResult_t strataCommDestroy(strataComm_t comm);
 
 /* Frees a communicator's local resources without communicating with other ranks. Use it after an

@@ -50,7 +50,7 @@ const char* strataGetErrorString(strataResult_t result) {
 }
 
 const char* strataGetLastError(strataComm_t comm) {
-  if (comm != nullptr && isLive(comm)) return comm->lastError.c_str();
+  if (CommEntry* entry = lookupComm(comm)) return entry->lastError.c_str();
   return threadLastError();
 }
 
@@ -73,12 +73,11 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
     MPI_Query_thread(&threads);
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<boot::MpiBootstrap> boot,
                             boot::MpiBootstrap::duplicate(mpicomm));
-    auto handle = std::make_unique<strataComm>();
-    STRATA_ASSIGN_OR_RETURN(handle->impl,
+    auto entry = std::make_unique<CommEntry>();
+    STRATA_ASSIGN_OR_RETURN(entry->impl,
                             core::Comm::create(std::move(boot), threads == MPI_THREAD_MULTIPLE));
-    if (handle->impl->rank() == 0) logVersionOnce();
-    registerComm(handle.get());
-    *comm = handle.release();
+    if (entry->impl->rank() == 0) logVersionOnce();
+    *comm = registerComm(std::move(entry));
     return Status::ok();
   });
 }
@@ -86,7 +85,7 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
 strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm_t* newcomm,
                                strataConfig_t* config) {
   return guarded(comm, "strataCommSplit", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    STRATA_ASSIGN_OR_RETURN(CommEntry * parent, liveComm(comm));
     if (newcomm == nullptr) return invalidArgument("newcomm is NULL");
     if (color < 0 && color != STRATA_SPLIT_NOCOLOR) {
       return invalidArgument("color " + std::to_string(color) +
@@ -96,72 +95,77 @@ strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm
       return invalidArgument("config was not initialised with STRATA_CONFIG_INITIALIZER");
     }
     if (inGroup()) return invalidUsage("strataCommSplit inside a group (strataGroupStart)");
-    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<core::Comm> child, comm->impl->split(color, key));
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<core::Comm> child, parent->impl->split(color, key));
     if (!child) {
       *newcomm = nullptr;
       return Status::ok();
     }
-    auto handle = std::make_unique<strataComm>();
-    handle->impl = std::move(child);
-    registerComm(handle.get());
-    *newcomm = handle.release();
+    auto entry = std::make_unique<CommEntry>();
+    entry->impl = std::move(child);
+    *newcomm = registerComm(std::move(entry));
     return Status::ok();
   });
 }
 
 strataResult_t strataCommDestroy(strataComm_t comm) {
   return guarded(nullptr, "strataCommDestroy", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
-    unregisterComm(comm);
-    delete comm;  // collective: the communicator's groups are freed together
-    return Status::ok();
+    STRATA_RETURN_IF_ERROR(liveComm(comm, false).status());
+    std::unique_ptr<CommEntry> entry = unregisterComm(comm);
+    if (entry == nullptr) return invalidArgument("comm was destroyed by another thread");
+    // After MPI_Finalize no peer can be reached and MPI's memory (the shm window) is gone:
+    // free only what is local, and say that the destroy came too late.
+    const Status mpi = checkMpiActive();
+    if (!mpi.isOk()) entry->impl->abandon();
+    entry.reset();  // collective unless abandoned: the communicator's groups are freed together
+    return mpi;
   });
 }
 
 strataResult_t strataCommAbort(strataComm_t comm) {
   return guarded(nullptr, "strataCommAbort", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
-    unregisterComm(comm);
-    comm->impl->abandon();
-    delete comm;
+    STRATA_RETURN_IF_ERROR(liveComm(comm, false).status());
+    std::unique_ptr<CommEntry> entry = unregisterComm(comm);
+    if (entry == nullptr) return invalidArgument("comm was destroyed by another thread");
+    entry->impl->abandon();  // local: works after MPI_Finalize too
+    entry.reset();
     return Status::ok();
   });
 }
 
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {
   return guarded(comm, "strataCommGetAsyncError", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm));
     if (asyncError == nullptr) return invalidArgument("asyncError is NULL");
-    const Status st = comm->impl->engine().error();
+    const Status st = entry->impl->engine().error();
     *asyncError = st.result();
-    if (!st.isOk()) comm->lastError = st.message();
+    if (!st.isOk()) entry->lastError = st.message();
     return Status::ok();
   });
 }
 
 strataResult_t strataCommCount(const strataComm_t comm, int* count) {
   return guarded(comm, "strataCommCount", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));  // local: no MPI
     if (count == nullptr) return invalidArgument("count is NULL");
-    *count = comm->impl->size();
+    *count = entry->impl->size();
     return Status::ok();
   });
 }
 
 strataResult_t strataCommUserRank(const strataComm_t comm, int* rank) {
   return guarded(comm, "strataCommUserRank", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));  // local: no MPI
     if (rank == nullptr) return invalidArgument("rank is NULL");
-    *rank = comm->impl->rank();
+    *rank = entry->impl->rank();
     return Status::ok();
   });
 }
 
 strataResult_t strataCommDescribe(const strataComm_t comm, char* buf, size_t len) {
   return guarded(comm, "strataCommDescribe", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(checkComm(comm));
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));  // local: no MPI
     if (buf == nullptr || len == 0) return invalidArgument("buf is NULL or len is 0");
-    const std::string text = core::describeComm(*comm->impl);
+    const std::string text = core::describeComm(*entry->impl);
     const size_t n = text.size() < len - 1 ? text.size() : len - 1;
     std::memcpy(buf, text.data(), n);
     buf[n] = '\0';

@@ -13,21 +13,22 @@
 namespace strata::api {
 namespace {
 
-Call makeCall(Collective coll, const void* send, void* recv, size_t count, strataDataType_t type,
-              strataRedOp_t op, int root) {
+// `type` and `op` were validated (checkTypeOp): only now do they become enum values.
+Call makeCall(Collective coll, const void* send, void* recv, size_t count, int type, int op,
+              int root) {
   Call c;
   c.coll = coll;
   c.send = send;
   c.recv = recv;
   c.count = count;
-  c.type = type;
-  c.op = op;
+  c.type = static_cast<strataDataType_t>(type);
+  c.op = static_cast<strataRedOp_t>(op);
   c.root = root;
   return c;
 }
 
-Status checkRank(const strataComm* comm, int rank, const char* what) {
-  const int n = comm->impl->size();
+Status checkRank(const CommEntry& comm, int rank, const char* what) {
+  const int n = comm.impl->size();
   if (rank < 0 || rank >= n) {
     return invalidArgument(std::string(what) + " " + std::to_string(rank) +
                            " is not a rank of the communicator (0.." + std::to_string(n - 1) + ")");
@@ -35,9 +36,8 @@ Status checkRank(const strataComm* comm, int rank, const char* what) {
   return Status::ok();
 }
 
-StatusOr<Call> allReduceCall(strataComm* comm, const void* send, void* recv, size_t count,
-                             strataDataType_t type, strataRedOp_t op) {
-  STRATA_RETURN_IF_ERROR(checkComm(comm));
+StatusOr<Call> allReduceCall(const CommEntry& comm, const void* send, void* recv, size_t count,
+                             int type, int op) {
   STRATA_RETURN_IF_ERROR(checkTypeOp(type, op, true));
   size_t bytes = 0;
   STRATA_RETURN_IF_ERROR(byteSize(count, 1, type, "count", &bytes));
@@ -46,11 +46,10 @@ StatusOr<Call> allReduceCall(strataComm* comm, const void* send, void* recv, siz
   return makeCall(Collective::kAllReduce, send, recv, count, type, op, 0);
 }
 
-StatusOr<Call> reduceScatterCall(strataComm* comm, const void* send, void* recv, size_t recvcount,
-                                 strataDataType_t type, strataRedOp_t op) {
-  STRATA_RETURN_IF_ERROR(checkComm(comm));
+StatusOr<Call> reduceScatterCall(const CommEntry& comm, const void* send, void* recv,
+                                 size_t recvcount, int type, int op) {
   STRATA_RETURN_IF_ERROR(checkTypeOp(type, op, true));
-  const int nranks = comm->impl->size(), rank = comm->impl->rank();
+  const int nranks = comm.impl->size(), rank = comm.impl->rank();
   size_t sendBytes = 0, recvBytes = 0;
   STRATA_RETURN_IF_ERROR(byteSize(recvcount, nranks, type, "recvcount", &sendBytes));
   STRATA_RETURN_IF_ERROR(byteSize(recvcount, 1, type, "recvcount", &recvBytes));
@@ -62,29 +61,27 @@ StatusOr<Call> reduceScatterCall(strataComm* comm, const void* send, void* recv,
   return makeCall(Collective::kReduceScatter, send, recv, recvcount, type, op, 0);
 }
 
-StatusOr<Call> allGatherCall(strataComm* comm, const void* send, void* recv, size_t sendcount,
-                             strataDataType_t type) {
-  STRATA_RETURN_IF_ERROR(checkComm(comm));
-  STRATA_RETURN_IF_ERROR(checkTypeOp(type, strataSum, false));
-  const int nranks = comm->impl->size(), rank = comm->impl->rank();
+StatusOr<Call> allGatherCall(const CommEntry& comm, const void* send, void* recv, size_t sendcount,
+                             int type) {
+  STRATA_RETURN_IF_ERROR(checkTypeOp(type, 0, false));
+  const int nranks = comm.impl->size(), rank = comm.impl->rank();
   size_t sendBytes = 0, recvBytes = 0;
   STRATA_RETURN_IF_ERROR(byteSize(sendcount, 1, type, "sendcount", &sendBytes));
   STRATA_RETURN_IF_ERROR(byteSize(sendcount, nranks, type, "sendcount", &recvBytes));
   STRATA_RETURN_IF_ERROR(checkBuffers(send, recv, sendcount));
   const void* inPlaceSend = static_cast<const char*>(recv) + rank * sendBytes;
   STRATA_RETURN_IF_ERROR(checkOverlap(send, sendBytes, recv, recvBytes, inPlaceSend));
-  return makeCall(Collective::kAllGather, send, recv, sendcount, type, strataSum, 0);
+  return makeCall(Collective::kAllGather, send, recv, sendcount, type, 0, 0);
 }
 
 // sendbuff is read on the root only; every rank writes recvbuff.
-StatusOr<Call> broadcastCall(strataComm* comm, const void* send, void* recv, size_t count,
-                             strataDataType_t type, int root) {
-  STRATA_RETURN_IF_ERROR(checkComm(comm));
-  STRATA_RETURN_IF_ERROR(checkTypeOp(type, strataSum, false));
+StatusOr<Call> broadcastCall(const CommEntry& comm, const void* send, void* recv, size_t count,
+                             int type, int root) {
+  STRATA_RETURN_IF_ERROR(checkTypeOp(type, 0, false));
   STRATA_RETURN_IF_ERROR(checkRank(comm, root, "root"));
   size_t bytes = 0;
   STRATA_RETURN_IF_ERROR(byteSize(count, 1, type, "count", &bytes));
-  const bool isRoot = comm->impl->rank() == root;
+  const bool isRoot = comm.impl->rank() == root;
   if (count > 0 && recv == nullptr) {
     return invalidArgument("recvbuff is NULL with count " + std::to_string(count));
   }
@@ -92,19 +89,17 @@ StatusOr<Call> broadcastCall(strataComm* comm, const void* send, void* recv, siz
     return invalidArgument("sendbuff is NULL on the root with count " + std::to_string(count));
   }
   if (isRoot) STRATA_RETURN_IF_ERROR(checkOverlap(send, bytes, recv, bytes, recv));
-  return makeCall(Collective::kBroadcast, isRoot ? send : nullptr, recv, count, type, strataSum,
-                  root);
+  return makeCall(Collective::kBroadcast, isRoot ? send : nullptr, recv, count, type, 0, root);
 }
 
 // recvbuff is written on the root only; every rank reads sendbuff.
-StatusOr<Call> reduceCall(strataComm* comm, const void* send, void* recv, size_t count,
-                          strataDataType_t type, strataRedOp_t op, int root) {
-  STRATA_RETURN_IF_ERROR(checkComm(comm));
+StatusOr<Call> reduceCall(const CommEntry& comm, const void* send, void* recv, size_t count,
+                          int type, int op, int root) {
   STRATA_RETURN_IF_ERROR(checkTypeOp(type, op, true));
   STRATA_RETURN_IF_ERROR(checkRank(comm, root, "root"));
   size_t bytes = 0;
   STRATA_RETURN_IF_ERROR(byteSize(count, 1, type, "count", &bytes));
-  const bool isRoot = comm->impl->rank() == root;
+  const bool isRoot = comm.impl->rank() == root;
   if (count > 0 && send == nullptr) {
     return invalidArgument("sendbuff is NULL with count " + std::to_string(count));
   }
@@ -115,10 +110,9 @@ StatusOr<Call> reduceCall(strataComm* comm, const void* send, void* recv, size_t
   return makeCall(Collective::kReduce, send, isRoot ? recv : nullptr, count, type, op, root);
 }
 
-StatusOr<Call> peerCall(strataComm* comm, Collective coll, void* buf, size_t count,
-                        strataDataType_t type, int peer) {
-  STRATA_RETURN_IF_ERROR(checkComm(comm));
-  STRATA_RETURN_IF_ERROR(checkTypeOp(type, strataSum, false));
+StatusOr<Call> peerCall(const CommEntry& comm, Collective coll, void* buf, size_t count, int type,
+                        int peer) {
+  STRATA_RETURN_IF_ERROR(checkTypeOp(type, 0, false));
   STRATA_RETURN_IF_ERROR(checkRank(comm, peer, "peer"));
   size_t bytes = 0;
   STRATA_RETURN_IF_ERROR(byteSize(count, 1, type, "count", &bytes));
@@ -127,30 +121,31 @@ StatusOr<Call> peerCall(strataComm* comm, Collective coll, void* buf, size_t cou
     return invalidArgument(std::string(send ? "sendbuff" : "recvbuff") + " is NULL with count " +
                            std::to_string(count));
   }
-  return makeCall(coll, send ? buf : nullptr, send ? nullptr : buf, count, type, strataSum, peer);
+  return makeCall(coll, send ? buf : nullptr, send ? nullptr : buf, count, type, 0, peer);
 }
 
 // A validated call: recorded inside a group, else issued.
-Status submit(strataComm* comm, const Call& call, strataStream_t stream) {
+Status submit(strataComm_t handle, CommEntry& comm, const Call& call, strataStream_t stream) {
   if (inGroup()) {
-    record(comm, core::GroupCall{call, stream, false}, nullptr);
+    record(handle, core::GroupCall{call, stream, false}, nullptr);
     return Status::ok();
   }
-  return core::issue(*comm->impl, call, stream);
+  return core::issue(*comm.impl, call, stream);
 }
 
 // A validated nonblocking call: recorded inside a group (its request follows the group), else
 // queued. *request is set only on success.
-Status submitNonblocking(strataComm* comm, const Call& call, strataRequest_t* request) {
+Status submitNonblocking(strataComm_t handle, CommEntry& comm, const Call& call,
+                         strataRequest_t* request) {
   if (inGroup()) {
     strataRequest* r = newRequest();
-    record(comm, core::GroupCall{call, nullptr, true}, r);
+    record(handle, core::GroupCall{call, nullptr, true}, r);
     *request = r;
     return Status::ok();
   }
-  STRATA_ASSIGN_OR_RETURN(uint64_t ticket, core::issueNonblocking(*comm->impl, call));
+  STRATA_ASSIGN_OR_RETURN(uint64_t ticket, core::issueNonblocking(*comm.impl, call));
   strataRequest* r = newRequest();
-  r->engine = comm->impl->sharedEngine();
+  r->engine = comm.impl->sharedEngine();
   r->ticket = ticket;
   *request = r;
   return Status::ok();
@@ -172,77 +167,91 @@ extern "C" {
 strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                strataStream_t stream) {
+  const int type = rawEnum(datatype);
+  const int rop = rawEnum(op);
   return guarded(comm, "strataAllReduce", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            allReduceCall(comm, sendbuff, recvbuff, count, datatype, op));
-    return submit(comm, call, stream);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, allReduceCall(*c, sendbuff, recvbuff, count, type, rop));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                    strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                    strataStream_t stream) {
+  const int type = rawEnum(datatype);
+  const int rop = rawEnum(op);
   return guarded(comm, "strataReduceScatter", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
     STRATA_ASSIGN_OR_RETURN(Call call,
-                            reduceScatterCall(comm, sendbuff, recvbuff, recvcount, datatype, op));
-    return submit(comm, call, stream);
+                            reduceScatterCall(*c, sendbuff, recvbuff, recvcount, type, rop));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                strataDataType_t datatype, strataComm_t comm,
                                strataStream_t stream) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataAllGather", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            allGatherCall(comm, sendbuff, recvbuff, sendcount, datatype));
-    return submit(comm, call, stream);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, allGatherCall(*c, sendbuff, recvbuff, sendcount, type));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                strataDataType_t datatype, int root, strataComm_t comm,
                                strataStream_t stream) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataBroadcast", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            broadcastCall(comm, sendbuff, recvbuff, count, datatype, root));
-    return submit(comm, call, stream);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, broadcastCall(*c, sendbuff, recvbuff, count, type, root));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataBcast(void* buff, size_t count, strataDataType_t datatype, int root,
                            strataComm_t comm, strataStream_t stream) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataBcast", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(Call call, broadcastCall(comm, buff, buff, count, datatype, root));
-    return submit(comm, call, stream);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, broadcastCall(*c, buff, buff, count, type, root));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count,
                             strataDataType_t datatype, strataRedOp_t op, int root,
                             strataComm_t comm, strataStream_t stream) {
+  const int type = rawEnum(datatype);
+  const int rop = rawEnum(op);
   return guarded(comm, "strataReduce", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            reduceCall(comm, sendbuff, recvbuff, count, datatype, op, root));
-    return submit(comm, call, stream);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, reduceCall(*c, sendbuff, recvbuff, count, type, rop, root));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataSend(const void* sendbuff, size_t count, strataDataType_t datatype, int peer,
                           strataComm_t comm, strataStream_t stream) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataSend", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
     STRATA_ASSIGN_OR_RETURN(
-        Call call,
-        peerCall(comm, Collective::kSend, const_cast<void*>(sendbuff), count, datatype, peer));
-    return submit(comm, call, stream);
+        Call call, peerCall(*c, Collective::kSend, const_cast<void*>(sendbuff), count, type, peer));
+    return submit(comm, *c, call, stream);
   });
 }
 
 strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatype, int peer,
                           strataComm_t comm, strataStream_t stream) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataRecv", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
     STRATA_ASSIGN_OR_RETURN(Call call,
-                            peerCall(comm, Collective::kRecv, recvbuff, count, datatype, peer));
-    return submit(comm, call, stream);
+                            peerCall(*c, Collective::kRecv, recvbuff, count, type, peer));
+    return submit(comm, *c, call, stream);
   });
 }
 
@@ -254,15 +263,16 @@ strataResult_t strataGroupStart(void) {
 }
 
 strataResult_t strataGroupEnd(void) {
-  strataComm* failed = nullptr;
+  strataComm_t failed = nullptr;
   Status st = Status::ok();
   const strataResult_t rc = guarded(nullptr, "strataGroupEnd", [&]() -> Status {
     st = groupEnd(&failed);
     return st;
   });
   // The error belongs to the communicator whose call failed, too.
-  if (rc != strataSuccess && failed != nullptr && isLive(failed)) {
-    failed->lastError = std::string("strataGroupEnd: ") + st.message();
+  if (rc != strataSuccess) {
+    if (CommEntry* c = lookupComm(failed))
+      c->lastError = std::string("strataGroupEnd: ") + st.message();
   }
   return rc;
 }
@@ -270,55 +280,64 @@ strataResult_t strataGroupEnd(void) {
 strataResult_t strataIAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                 strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                 strataRequest_t* request) {
+  const int type = rawEnum(datatype);
+  const int rop = rawEnum(op);
   return guarded(comm, "strataIAllReduce", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            allReduceCall(comm, sendbuff, recvbuff, count, datatype, op));
-    return submitNonblocking(comm, call, request);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, allReduceCall(*c, sendbuff, recvbuff, count, type, rop));
+    return submitNonblocking(comm, *c, call, request);
   });
 }
 
 strataResult_t strataIReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                     strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                     strataRequest_t* request) {
+  const int type = rawEnum(datatype);
+  const int rop = rawEnum(op);
   return guarded(comm, "strataIReduceScatter", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
     STRATA_ASSIGN_OR_RETURN(Call call,
-                            reduceScatterCall(comm, sendbuff, recvbuff, recvcount, datatype, op));
-    return submitNonblocking(comm, call, request);
+                            reduceScatterCall(*c, sendbuff, recvbuff, recvcount, type, rop));
+    return submitNonblocking(comm, *c, call, request);
   });
 }
 
 strataResult_t strataIAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                 strataDataType_t datatype, strataComm_t comm,
                                 strataRequest_t* request) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataIAllGather", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            allGatherCall(comm, sendbuff, recvbuff, sendcount, datatype));
-    return submitNonblocking(comm, call, request);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, allGatherCall(*c, sendbuff, recvbuff, sendcount, type));
+    return submitNonblocking(comm, *c, call, request);
   });
 }
 
 strataResult_t strataIBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                 strataDataType_t datatype, int root, strataComm_t comm,
                                 strataRequest_t* request) {
+  const int type = rawEnum(datatype);
   return guarded(comm, "strataIBroadcast", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            broadcastCall(comm, sendbuff, recvbuff, count, datatype, root));
-    return submitNonblocking(comm, call, request);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, broadcastCall(*c, sendbuff, recvbuff, count, type, root));
+    return submitNonblocking(comm, *c, call, request);
   });
 }
 
 strataResult_t strataIReduce(const void* sendbuff, void* recvbuff, size_t count,
                              strataDataType_t datatype, strataRedOp_t op, int root,
                              strataComm_t comm, strataRequest_t* request) {
+  const int type = rawEnum(datatype);
+  const int rop = rawEnum(op);
   return guarded(comm, "strataIReduce", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
-    STRATA_ASSIGN_OR_RETURN(Call call,
-                            reduceCall(comm, sendbuff, recvbuff, count, datatype, op, root));
-    return submitNonblocking(comm, call, request);
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    STRATA_ASSIGN_OR_RETURN(Call call, reduceCall(*c, sendbuff, recvbuff, count, type, rop, root));
+    return submitNonblocking(comm, *c, call, request);
   });
 }
 

@@ -13,10 +13,10 @@ namespace strata::api {
 // Whether the calling thread is inside a group.
 bool inGroup();
 // Records a validated call of `comm` (with the request of a nonblocking call, else null).
-void record(strataComm* comm, const core::GroupCall& call, strataRequest* request);
+void record(strataComm_t comm, const core::GroupCall& call, strataRequest* request);
 void groupStart();
 // Ends one level of nesting; the outermost issues the group. Returns the first error, and in
 // *comm the communicator it belongs to (null for a usage error with no communicator).
-Status groupEnd(strataComm** comm);
+Status groupEnd(strataComm_t* comm);
 
 }  // namespace strata::api

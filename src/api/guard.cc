@@ -3,16 +3,17 @@
 #include <cstdint>
 
 #include "common/datatype.h"
+#include "strata/strata_mpi.h"
 
 namespace strata::api {
 
 thread_local std::string tLastError;  // errors with no live communicator to hold them
 
-strataResult_t fail(strataComm* comm, const char* fn, const Status& st, bool log) {
+strataResult_t fail(strataComm_t comm, const char* fn, const Status& st, bool log) {
   std::string msg = std::string(fn) + ": " + st.message();
   if (log) STRATA_WARN(kSubsysColl, "%s", msg.c_str());
-  if (comm != nullptr && isLive(comm)) {
-    comm->lastError = msg;
+  if (CommEntry* entry = lookupComm(comm)) {
+    entry->lastError = msg;
   } else {
     tLastError = msg;
   }
@@ -21,27 +22,39 @@ strataResult_t fail(strataComm* comm, const char* fn, const Status& st, bool log
 
 const char* threadLastError() { return tLastError.c_str(); }
 
-Status checkComm(const strataComm* comm) {
+Status checkMpiActive() {
+  // MPI_Finalized may be called at any time, even after MPI_Finalize, from any thread.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    return invalidUsage(
+        "MPI was finalised before this call: call strataCommDestroy before MPI_Finalize (after "
+        "it, strataCommDestroy and strataCommAbort free only local memory)");
+  }
+  return Status::ok();
+}
+
+StatusOr<CommEntry*> liveComm(strataComm_t comm, bool needsMpi) {
   if (comm == nullptr) return invalidArgument("comm is NULL");
-  if (!isLive(comm)) {
-    return invalidArgument("comm is not a live communicator (destroyed or never created)");
+  CommEntry* entry = lookupComm(comm);
+  if (entry == nullptr) {
+    return invalidArgument(
+        "comm is not a live communicator handle (destroyed, aborted or never created)");
   }
-  return Status::ok();
+  if (needsMpi) STRATA_RETURN_IF_ERROR(checkMpiActive());
+  return entry;
 }
 
-Status checkTypeOp(strataDataType_t type, strataRedOp_t op, bool hasOp) {
-  if (!validDataType(type)) {
-    return invalidArgument("invalid datatype " + std::to_string(static_cast<int>(type)));
-  }
+Status checkTypeOp(int type, int op, bool hasOp) {
+  if (!validDataType(type)) return invalidArgument("invalid datatype " + std::to_string(type));
   if (hasOp && !validRedOp(op)) {
-    return invalidArgument("invalid reduction op " + std::to_string(static_cast<int>(op)));
+    return invalidArgument("invalid reduction op " + std::to_string(op));
   }
   return Status::ok();
 }
 
-Status byteSize(size_t elements, size_t factor, strataDataType_t type, const char* what,
-                size_t* bytes) {
-  const size_t ts = dataTypeSize(type);
+Status byteSize(size_t elements, size_t factor, int type, const char* what, size_t* bytes) {
+  const size_t ts = dataTypeSize(static_cast<strataDataType_t>(type));
   if (factor != 0 && elements > SIZE_MAX / factor / ts) {
     return invalidArgument(std::string(what) + " " + std::to_string(elements) +
                            " overflows the byte size");

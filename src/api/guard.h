@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "api/handle.h"
 #include "common/log.h"
@@ -16,11 +18,11 @@ namespace strata::api {
 
 // Records a failure of `fn` (logging it once, here, where it reaches the user) and returns its
 // code. Errors from deeper layers were already logged where they were detected.
-strataResult_t fail(strataComm* comm, const char* fn, const Status& st, bool log);
+strataResult_t fail(strataComm_t comm, const char* fn, const Status& st, bool log);
 
 // Runs `body`, mapping exceptions to codes, so no exception crosses extern "C".
 template <typename Body>
-strataResult_t guarded(strataComm* comm, const char* fn, Body body) {
+strataResult_t guarded(strataComm_t comm, const char* fn, Body body) {
   try {
     Status st = body();
     if (st.isOk()) return strataSuccess;
@@ -36,11 +38,30 @@ strataResult_t guarded(strataComm* comm, const char* fn, Body body) {
   }
 }
 
-Status checkComm(const strataComm* comm);
-Status checkTypeOp(strataDataType_t type, strataRedOp_t op, bool hasOp);
-// elements * typesize * factor in bytes, refusing overflow.
-Status byteSize(size_t elements, size_t factor, strataDataType_t type, const char* what,
-                size_t* bytes);
+// The value a C caller passed for an enum parameter, as an int. A C caller may pass any int
+// (in C an enum is an int), but in C++ an enum object holding a value outside its enumerators'
+// range is undefined behaviour to load (UBSan: "load of value 42, which is not a valid value
+// for type strataDataType_t"). So the entry points copy the bytes out before anything reads
+// the parameter, range-check the int (checkTypeOp), and only then convert it.
+template <typename Enum>
+int rawEnum(const Enum& value) {
+  static_assert(std::is_enum_v<Enum> && sizeof(Enum) == sizeof(int), "a C enum parameter");
+  int raw = 0;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
+// MPI was finalised: nothing may talk to other ranks or touch MPI's memory (the shm fabric's
+// window is unmapped by MPI_Finalize). strataInvalidUsage naming `fn`'s situation.
+Status checkMpiActive();
+// The entry behind a live handle, or strataInvalidArgument (NULL, destroyed, aborted or made
+// up), or, when `needsMpi` (the call may talk to other ranks), strataInvalidUsage after
+// MPI_Finalize.
+StatusOr<CommEntry*> liveComm(strataComm_t comm, bool needsMpi = true);
+// `type` and `op` as rawEnum gave them; `op` is checked only when `hasOp`.
+Status checkTypeOp(int type, int op, bool hasOp);
+// elements * typesize * factor in bytes, refusing overflow. `type` was checked (checkTypeOp).
+Status byteSize(size_t elements, size_t factor, int type, const char* what, size_t* bytes);
 // Buffers may be identical (or in the documented in-place arrangement `inPlaceSend`) or
 // disjoint; any other overlap would silently corrupt the result.
 Status checkOverlap(const void* send, size_t sendBytes, const void* recv, size_t recvBytes,

@@ -1,32 +1,81 @@
 #include "api/handle.h"
 
+#include <cstdint>
 #include <mutex>
-#include <unordered_set>
+#include <vector>
 
 namespace strata::api {
 namespace {
 
-std::mutex gMutex;
-std::unordered_set<const strataComm*>& live() {
-  static auto* set = new std::unordered_set<const strataComm*>();  // never destroyed: safe at exit
-  return *set;
+static_assert(sizeof(uintptr_t) == 8, "a handle holds a 32-bit slot and a 32-bit generation");
+
+struct Slot {
+  std::unique_ptr<CommEntry> entry;  // null while the slot is free
+  uint32_t generation = 0;
+};
+
+// Never destroyed: calls made from static destructors at exit still find a table.
+struct Table {
+  std::mutex mutex;
+  std::vector<Slot> slots;
+  std::vector<uint32_t> freeSlots;
+};
+Table& table() {
+  static auto* t = new Table();
+  return *t;
+}
+
+// handle = generation << 32 | slot << 1 | 1.
+strataComm_t encode(uint32_t slot, uint32_t generation) {
+  const uint64_t v = (uint64_t{generation} << 32) | (uint64_t{slot} << 1) | 1u;
+  return reinterpret_cast<strataComm_t>(static_cast<uintptr_t>(v));
+}
+
+// The slot a handle names when it is live; -1 otherwise. Called with the lock held.
+int64_t liveSlot(const Table& t, strataComm_t handle) {
+  const auto v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
+  if ((v & 1u) == 0) return -1;  // NULL, or an address: never a handle
+  const uint64_t slot = (v & 0xffffffffu) >> 1;
+  const auto generation = static_cast<uint32_t>(v >> 32);
+  if (slot >= t.slots.size()) return -1;
+  const Slot& s = t.slots[slot];
+  if (!s.entry || s.generation != generation) return -1;
+  return static_cast<int64_t>(slot);
 }
 
 }  // namespace
 
-void registerComm(strataComm* comm) {
-  std::lock_guard<std::mutex> lock(gMutex);
-  live().insert(comm);
+strataComm_t registerComm(std::unique_ptr<CommEntry> entry) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  uint32_t slot = 0;
+  if (!t.freeSlots.empty()) {
+    slot = t.freeSlots.back();
+    t.freeSlots.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(t.slots.size());
+    t.slots.emplace_back();
+  }
+  t.slots[slot].entry = std::move(entry);
+  return encode(slot, t.slots[slot].generation);
 }
 
-bool unregisterComm(strataComm* comm) {
-  std::lock_guard<std::mutex> lock(gMutex);
-  return live().erase(comm) > 0;
+std::unique_ptr<CommEntry> unregisterComm(strataComm_t handle) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  const int64_t slot = liveSlot(t, handle);
+  if (slot < 0) return nullptr;
+  Slot& s = t.slots[static_cast<size_t>(slot)];
+  ++s.generation;  // every handle of the old communicator is stale from here on
+  t.freeSlots.push_back(static_cast<uint32_t>(slot));
+  return std::move(s.entry);
 }
 
-bool isLive(const strataComm* comm) {
-  std::lock_guard<std::mutex> lock(gMutex);
-  return live().count(comm) > 0;
+CommEntry* lookupComm(strataComm_t handle) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  const int64_t slot = liveSlot(t, handle);
+  return slot < 0 ? nullptr : t.slots[static_cast<size_t>(slot)].entry.get();
 }
 
 }  // namespace strata::api

@@ -1,24 +1,36 @@
-// The handle behind strataComm_t: the library's communicator (core::Comm) and what the C API
-// keeps per handle, plus the set of live handles, so that a destroyed or bogus handle is
-// refused instead of used.
+// The handles behind strataComm_t. A handle is not the address of anything: it encodes a slot of
+// a process-wide table and the slot's generation, so a handle kept after strataCommDestroy (or
+// strataCommAbort) is refused even when the next communicator reuses the slot, or the memory,
+// of the destroyed one (an address-based check accepted such a stale handle as live).
+//
+// Invariants: a handle value is odd, so it never equals a real object's address, and never
+// NULL; a slot's generation changes every time its communicator is released, so each value
+// names at most one communicator over the life of the process (until a slot's 32-bit
+// generation wraps: after 2^32 releases of that one slot).
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "core/comm.h"
-
-// Defined in the global namespace: the public header declares `struct strataComm`.
-struct strataComm {
-  std::unique_ptr<strata::core::Comm> impl;
-  std::string lastError;  // strataGetLastError(comm)
-};
+#include "strata/strata.h"
 
 namespace strata::api {
 
-void registerComm(strataComm* comm);
-// Returns false when `comm` was not live.
-bool unregisterComm(strataComm* comm);
-bool isLive(const strataComm* comm);
+// What the C API keeps per communicator.
+struct CommEntry {
+  std::unique_ptr<core::Comm> impl;
+  std::string lastError;  // strataGetLastError(comm)
+};
+
+// Takes ownership of `entry` and returns its new handle.
+strataComm_t registerComm(std::unique_ptr<CommEntry> entry);
+// Removes `handle` from the table and returns its entry (null when it was not live): the caller
+// destroys it outside the table's lock.
+std::unique_ptr<CommEntry> unregisterComm(strataComm_t handle);
+// The entry behind a live handle; null for NULL, stale and made-up handles. The entry stays
+// valid until the handle is unregistered (by strataCommDestroy/strataCommAbort, which the
+// application must not call concurrently with other calls on the same communicator).
+CommEntry* lookupComm(strataComm_t handle);
 
 }  // namespace strata::api

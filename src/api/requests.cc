@@ -13,6 +13,8 @@ StatusOr<strataRequest*> liveRequest(strataRequest_t* request) {
   if (!isLiveRequest(*request)) {
     return invalidArgument("*request is not a live request (already completed or never made)");
   }
+  // Completing a request may run queued calls, which talk to other ranks.
+  STRATA_RETURN_IF_ERROR(checkMpiActive());
   if (!(*request)->engine) {
     return invalidUsage(
         "the request's call is inside a group that has not ended "

@@ -250,9 +250,8 @@ void checkArgumentErrors(Checker& ck, strataComm_t comm, int nranks) {
   }
 }
 
-// Calls with the handle of a communicator that no longer exists fail without touching it. No
-// communicator is created between the destroy (or abort) and these calls, so the stale address
-// cannot belong to a live one again.
+// Calls with the handle of a communicator that no longer exists fail without touching it (and
+// without touching a newer communicator that took its place: checkLifecycle).
 void checkStaleHandle(Checker& ck, strataComm_t stale, const std::string& how) {
   int32_t send[4] = {1, 2, 3, 4}, recv[64] = {};
   int out = -7;
@@ -301,6 +300,23 @@ void checkLifecycle(Checker& ck, strataComm_t comm, int nranks) {
     rc = strataCommAbort(aborted);
     ck.expect(rc == strataSuccess, "strataCommAbort returned " + codeName(rc));
     checkStaleHandle(ck, aborted, "an aborted");
+  }
+
+  // The next communicator may take the destroyed one's memory (malloc hands the same block
+  // back): a handle that was the object's address would then be accepted as live, and a stale
+  // destroy would free the new communicator. Every stale call must fail and leave it working.
+  ck.step("a stale handle while a new communicator lives");
+  strataComm_t old = nullptr, fresh = nullptr;
+  rc = strataCommInitMPI(&old, MPI_COMM_WORLD);
+  if (ck.expect(rc == strataSuccess, "strataCommInitMPI (fourth) returned " + codeName(rc))) {
+    ck.expect(strataCommDestroy(old) == strataSuccess, "strataCommDestroy (fourth) failed");
+    rc = strataCommInitMPI(&fresh, MPI_COMM_WORLD);
+    if (ck.expect(rc == strataSuccess, "strataCommInitMPI (fifth) returned " + codeName(rc))) {
+      ck.expect(fresh != old, "the new communicator got the destroyed one's handle");
+      checkStaleHandle(ck, old, "a destroyed (then replaced)");
+      expectCommWorks(ck, fresh, nranks, "stale calls on the replaced communicator's handle");
+      ck.expect(strataCommDestroy(fresh) == strataSuccess, "strataCommDestroy (fifth) failed");
+    }
   }
 
   ck.step("strataCommDestroy(NULL)");

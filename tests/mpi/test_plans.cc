@@ -25,14 +25,15 @@ namespace {
 int64_t inputOf(int rank, size_t i) { return static_cast<int64_t>((rank * 7 + i * 3) % 11); }
 
 template <typename T>
-int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t type,
+int checkPlan(strataComm_t comm, const strata::plan::Plan& plan, strataDataType_t type,
               strataRedOp_t op, size_t count, bool inPlace, int rank, int size) {
   std::vector<T> send(count), recv(count + 4, static_cast<T>(-99));
   for (size_t i = 0; i < count; ++i) send[i] = static_cast<T>(inputOf(rank, i));
   if (inPlace) std::copy(send.begin(), send.end(), recv.begin());
   const void* src = inPlace ? static_cast<const void*>(recv.data()) : send.data();
+  strata::core::Comm& impl = *strata::api::lookupComm(comm)->impl;
   strata::Status st =
-      strata::core::allReduceWithPlan(*comm->impl, plan, src, recv.data(), count, type, op);
+      strata::core::allReduceWithPlan(impl, plan, src, recv.data(), count, type, op);
   if (!st.isOk()) {
     std::fprintf(stderr, "FAIL rank %d: %s: %s\n", rank, plan.name.c_str(), st.message().c_str());
     return 1;
@@ -48,7 +49,7 @@ int checkPlan(strataComm* comm, const strata::plan::Plan& plan, strataDataType_t
                    "FAIL rank %d: plan %s (%s) type %d op %d count %zu %s: element %zu got %lld "
                    "expected %lld\n",
                    rank, plan.name.c_str(),
-                   strata::plan::describePlan(comm->impl->hierarchy(), plan).c_str(), type, op,
+                   strata::plan::describePlan(impl.hierarchy(), plan).c_str(), type, op,
                    count, inPlace ? "in-place" : "out-of-place", i, static_cast<long long>(recv[i]),
                    static_cast<long long>(expect));
       return 1;
@@ -87,8 +88,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "FAIL rank %d: init: %s\n", rank, strataGetLastError(nullptr));
     std::_Exit(1);
   }
+  const strata::core::Comm& impl = *strata::api::lookupComm(comm)->impl;
   const std::vector<strata::plan::Plan> plans =
-      strata::plan::candidatePlans(comm->impl->hierarchy(), comm->impl->costParams());
+      strata::plan::candidatePlans(impl.hierarchy(), impl.costParams());
   int failures = 0, cases = 0;
   const size_t counts[] = {0, 1, 2, 7, static_cast<size_t>(size) + 1, 1021, 65537};
   for (const auto& plan : plans) {
@@ -107,7 +109,7 @@ int main(int argc, char** argv) {
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("%zu plans on %s\n", plans.size(), comm->impl->hierarchy().describe().c_str());
+    std::printf("%zu plans on %s\n", plans.size(), impl.hierarchy().describe().c_str());
     std::printf("%d passed, %d failed\n", std::max(0, cases - total), total);
   }
   strataCommDestroy(comm);
