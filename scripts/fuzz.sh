@@ -24,6 +24,8 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(topo_file plan_file nccl_xml nvsmi hwloc_xml values topo_json)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 
+# clang and its libFuzzer runtime, from Debian, when missing (as scripts/install-deps.sh does).
+STRATA_EXTRA_PACKAGES="clang libclang-rt-dev" "$root/scripts/install-deps.sh"
 for tool in clang clang++; do
   command -v "$tool" >/dev/null || { echo "fuzz.sh: $tool not found (apt-get install clang)" >&2; exit 2; }
 done

@@ -5,6 +5,9 @@ set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
           libhwloc-dev hwloc libyaml-cpp-dev catch2 libcli11-dev libpugixml-dev
           nlohmann-json3-dev iproute2 gnuplot-nox)
+# Callers that need more (scripts/fuzz.sh: clang) name it here.
+read -r -a extra <<< "${STRATA_EXTRA_PACKAGES:-}"
+PACKAGES+=("${extra[@]}")
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
