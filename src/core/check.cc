@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "common/datatype.h"
-#include "common/log.h"
 #include "core/comm.h"
 #include "fabrics/fabric.h"
 
@@ -86,7 +85,7 @@ Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine) {
     return internalError("STRATA_CHECK: the fingerprints of " + mine.describe() +
                          " differ between ranks but the calls are equal");
   }
-  STRATA_WARN(kSubsysColl, "%s", message.c_str());
+  // The C boundary logs it (api/guard.h); logged here too it would show twice.
   return invalidUsage(std::move(message));
 }
 
