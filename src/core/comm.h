@@ -173,7 +173,7 @@ class Comm {
   Status buildLevels();
   Status loadPlans();
   void dumpPlans() const;
-  Status checkSameSetting(const char* name, const std::string& value);
+  Status checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet = false);
   StatusOr<std::unique_ptr<PlanExec>> makeExec(const plan::Plan& chosen);
   // Before a setup that talks to other ranks: runs the queued calls first. Without a progress
   // thread they run only when waited for, and ranks may wait at different points: one could

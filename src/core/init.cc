@@ -136,21 +136,29 @@ void Comm::abandon() {
 }
 
 // Every rank must take the same branch of a setting (file or detection): their collectives
-// differ, so a mismatch would deadlock. Compares a hash of each rank's value. Collective.
-Status Comm::checkSameSetting(const char* name, const std::string& value) {
-  const uint64_t mine = std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
+// differ, so a mismatch would deadlock. Compares a hash of each rank's value, or only whether it
+// is set (`onlyWhetherSet`: files whose content is compared afterwards, at paths that may
+// differ). The message shows the values either way. Collective.
+Status Comm::checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet) {
+  const uint64_t mine = onlyWhetherSet ? (value.empty() ? 0 : 1)
+                                       : std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
   STRATA_ASSIGN_OR_RETURN(bool same, boot::sameEverywhere(*boot_, mine));
   if (same) return Status::ok();
   // Show both values: rank 0's and the first rank that differs from it.
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(*boot_, value));
   int r = 1;
-  while (r < size_ && all[r] == all[0]) ++r;
+  auto differs = [&](int k) {
+    return onlyWhetherSet ? all[k].empty() != all[0].empty() : all[k] != all[0];
+  };
+  while (r < size_ - 1 && !differs(r)) ++r;
   auto shown = [](const std::string& v) {
     return v.empty() ? std::string("unset") : "'" + v + "'";
   };
-  return invalidUsage(std::string(name) + " differs between ranks: rank 0 has " + shown(all[0]) +
-                      ", rank " + std::to_string(r) + " has " + shown(all[r]) +
-                      "; every rank must use the same value");
+  const std::string what = onlyWhetherSet ? " is set on some ranks only" : " differs between ranks";
+  return invalidUsage(std::string(name) + what + ": rank 0 has " + shown(all[0]) + ", rank " +
+                      std::to_string(r) + " has " + shown(all[r]) +
+                      (onlyWhetherSet ? "; every rank must set it (the paths may differ) or none"
+                                      : "; every rank must use the same value"));
 }
 
 // The hierarchy from STRATA_TOPO_FILE when set, else from detection. Every rank takes the same
@@ -159,8 +167,7 @@ Status Comm::checkSameSetting(const char* name, const std::string& value) {
 // differ (node-local copies). Collective.
 Status Comm::buildHierarchy() {
   const std::string& file = settings_.topoFile;
-  STRATA_RETURN_IF_ERROR(
-      checkSameSetting("STRATA_TOPO_FILE (set or not)", file.empty() ? "" : "set"));
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TOPO_FILE", file, true));
   if (!file.empty()) {
     // Each rank reads the file itself; agree() turns one rank's failure into everyone's.
     topo::TopoFile tf;
@@ -228,8 +235,7 @@ Status Comm::buildLevels() {
 Status Comm::loadPlans() {
   const std::string& file = settings_.planFile;
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
-  STRATA_RETURN_IF_ERROR(
-      checkSameSetting("STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_PLAN_FILE", file, true));
   if (file.empty()) {
     planSource_ = "planner (cost model)";
     return Status::ok();
