@@ -20,8 +20,9 @@
 //       init succeeds and an allreduce is right (identical content at different paths).
 //
 // Each case runs on a fresh communicator: made, used for the case, then destroyed (with
-// STRATA_CHECK every rank failed at the same comparison and nothing moved, so the collective
-// destroy is safe) or aborted (--no-check: ranks may have failed at different points).
+// STRATA_CHECK every rank failed at the same comparison and nothing moved, so the communicator
+// is still usable: an agreeing allreduce must then succeed, and the collective destroy is safe)
+// or aborted (--no-check: ranks may have failed at different points).
 #include <mpi.h>
 
 #include <cstdlib>
@@ -167,6 +168,15 @@ void runCase(Harness& h, const Case& k, bool check, double timeout) {
                  contains(msg, "rank " + std::to_string(h.size() - 1) + ": " + k.oddCall),
              what + ": the message must name 'rank 0: " + k.rank0Call + "' and 'rank " +
                  std::to_string(h.size() - 1) + ": " + k.oddCall + "'; it is: " + msg);
+    // Nothing moved: the communicator is still usable, and its next call (the same on every
+    // rank) is right.
+    h.step("case " + k.name + ": an agreeing call after the mismatch");
+    std::vector<int> in(17, h.rank() + 1), out(17, 0);
+    const strataResult_t after =
+        strataAllReduce(in.data(), out.data(), in.size(), strataInt32, strataSum, comm, nullptr);
+    h.expect(after == strataSuccess && out[0] == h.size() * (h.size() + 1) / 2 && out[16] == out[0],
+             what + ": an agreeing allreduce after the mismatch returned " + std::to_string(after) +
+                 " (" + strataGetErrorString(after) + "): " + strataGetLastError(comm));
     h.step("case " + k.name + ": destroy");
     h.expectSuccess(strataCommDestroy(comm), what + ": destroy");
     return;
