@@ -61,7 +61,8 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 // run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
 // through each member's reported identity, which fabrics/device_choice.h already combines
 // over the group; STRATA_HOSTNAME differs by design; STRATA_TOPO_FILE and STRATA_PLAN_FILE are
-// agreed by content (init.cc), their paths may differ; the log settings are local.
+// agreed by content (init.cc), their paths may differ; STRATA_PLAN_DUMP_FILE is written by rank 0
+// only; the log settings are local. Those are localSettings().
 const std::vector<AgreedSetting>& agreedSettings() {
   static const std::vector<AgreedSetting> table = {
       {"STRATA_CHUNK_BYTES", [](const Settings& s) { return sizeText(s.chunkBytes); }},
@@ -71,6 +72,14 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_CHECK", [](const Settings& s) { return std::string(s.check ? "1" : "0"); }},
   };
   return table;
+}
+
+const std::vector<const char*>& localSettings() {
+  static const std::vector<const char*> names = {
+      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_HOSTNAME", "STRATA_TOPO_FILE",
+      "STRATA_PLAN_FILE", "STRATA_PLAN_DUMP_FILE", "STRATA_PROGRESS", "STRATA_MPI_CUDA_AWARE",
+  };
+  return names;
 }
 
 std::string agreedValues(const Settings& s) {

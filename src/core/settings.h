@@ -40,6 +40,10 @@ struct AgreedSetting {
   std::string (*value)(const Settings& s);  // its effective (clamped) value, as text
 };
 const std::vector<AgreedSetting>& agreedSettings();
+// The registered variables that are deliberately not agreed (each may differ between ranks).
+// Every variable of the registry is in exactly one of the two lists (a unit test checks it), so
+// a new variable gets a decision.
+const std::vector<const char*>& localSettings();
 
 // The agreed settings' values in table order, one per line (the values hold no newline): what
 // each rank sends the others.

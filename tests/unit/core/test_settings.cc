@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "common/test_env_util.h"
 #include "core/settings.h"
 
@@ -48,6 +49,22 @@ TEST_CASE("settings: the agreed table names every setting that changes the excha
   for (const char* name : {"STRATA_PROGRESS", "STRATA_HOSTNAME", "STRATA_DEBUG"}) {
     CHECK(names.count(name) == 0);
   }
+}
+
+TEST_CASE("settings: every registered variable is either agreed or deliberately local",
+          "[settings]") {
+  std::set<std::string> agreed, local;
+  for (const AgreedSetting& a : agreedSettings()) agreed.insert(a.name);
+  for (const char* name : localSettings()) local.insert(name);
+  for (const env::Param& p : env::registry()) {
+    INFO(p.name << ": classify it in src/core/settings.cc (agreedSettings or localSettings)");
+    CHECK(agreed.count(p.name) + local.count(p.name) == 1);
+  }
+  // And neither list names a variable the registry does not have.
+  std::set<std::string> registered;
+  for (const env::Param& p : env::registry()) registered.insert(p.name);
+  for (const std::string& name : agreed) CHECK(registered.count(name) == 1);
+  for (const std::string& name : local) CHECK(registered.count(name) == 1);
 }
 
 TEST_CASE("settings: agreed values are the effective (clamped) ones", "[settings]") {
