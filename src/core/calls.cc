@@ -1,5 +1,6 @@
 #include "core/calls.h"
 
+#include "core/check.h"
 #include "core/device_side.h"
 #include "core/dispatch.h"
 #include "core/executor.h"
@@ -19,6 +20,8 @@ uint64_t queueHost(Comm& c, std::vector<Prepared> calls) {
 }  // namespace
 
 Status issue(Comm& c, const Call& call, strataStream_t stream) {
+  // Numbered and, with STRATA_CHECK, compared across ranks before any setup (core/check.h).
+  STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
   STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
   if (place == Place::kDevice) return submitDevice(c, {call}, {stream});
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
@@ -34,6 +37,7 @@ StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
     return invalidArgument(std::string("the nonblocking ") + collectiveName(call.coll) +
                            " takes host buffers; on device buffers use the stream-ordered call");
   }
+  STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
   STRATA_RETURN_IF_ERROR(c.engine().error());
   return queueHost(c, {p});
@@ -44,6 +48,9 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
   std::vector<strataStream_t> streams;
   std::vector<Prepared> host;
   bool wait = false;
+  std::vector<Call> all;
+  for (const GroupCall& g : calls) all.push_back(g.call);
+  STRATA_RETURN_IF_ERROR(checkCalls(c, all));
   for (const GroupCall& g : calls) {
     STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, g.call.send, g.call.recv));
     if (place == Place::kDevice) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "core/check.h"
 #include "core/engine.h"
 #include "core/settings.h"
 #include "decompose/cost_model.h"
@@ -157,6 +158,8 @@ class Comm {
   Scratch& scratch() { return scratch_; }
   Engine& engine() { return *engine_; }
   std::shared_ptr<Engine> sharedEngine() { return engine_; }  // for requests
+  // Numbers its collectives (core/check.h); issuing thread only.
+  CallSequence& callSequence() { return callSequence_; }
   DeviceState* device() { return device_.get(); }
   void setDevice(std::unique_ptr<DeviceState, DeviceStateDeleter> d) { device_ = std::move(d); }
 
@@ -170,7 +173,7 @@ class Comm {
   Status buildLevels();
   Status loadPlans();
   void dumpPlans() const;
-  Status checkSameSetting(const char* name, const std::string& value);
+  Status checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet = false);
   StatusOr<std::unique_ptr<PlanExec>> makeExec(const plan::Plan& chosen);
   // Before a setup that talks to other ranks: runs the queued calls first. Without a progress
   // thread they run only when waited for, and ranks may wait at different points: one could
@@ -199,6 +202,7 @@ class Comm {
   std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;   // by (collective, bucket)
   ScheduleCache schedules_;
   Scratch scratch_;
+  CallSequence callSequence_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
   // Declared last, stopped first: it runs the queued calls, which use everything above.
   // Shared with the requests of nonblocking calls, which may outlive the communicator.

@@ -15,6 +15,40 @@
 #include "topology/topo_file.h"
 
 namespace strata::core {
+namespace {
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
+// The settings that change what ranks exchange (settings.h: agreedSettings) are the same on
+// every rank, or init fails on every rank with the same message. One hash comparison when they
+// agree. Collective.
+Status checkAgreedSettings(boot::Bootstrap& boot, const Settings& settings) {
+  const std::string mine = agreedValues(settings);
+  STRATA_ASSIGN_OR_RETURN(bool same, boot::sameEverywhere(boot, fnv1a(mine)));
+  if (same) return Status::ok();
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(boot, mine));
+  std::string message = settingsDisagreement(all);
+  if (message.empty()) message = "the agreed settings differ between ranks (hash mismatch)";
+  return invalidUsage(std::move(message));
+}
+
+// One line for a topology file's levels, for the message that compares two ranks' files:
+// "socket(2, mpi) x node(2, shm)".
+std::string levelsLine(const topo::TopoFile& tf) {
+  std::string out;
+  for (size_t l = 0; l < tf.levels.size(); ++l) {
+    if (l > 0) out += " x ";
+    out += tf.levels[l].name + "(" + std::to_string(l < tf.sizes.size() ? tf.sizes[l] : 0) + ", " +
+           tf.levels[l].fabric + ")";
+  }
+  return out;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> boot,
                                              bool threadMultiple) {
@@ -51,6 +85,7 @@ Status Comm::init(bool threadMultiple) {
   StatusOr<Settings> settings = Settings::fromEnv();
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, settings.status()));
   settings_ = settings.take();
+  STRATA_RETURN_IF_ERROR(checkAgreedSettings(*boot_, settings_));
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;
   costParams_.fabrics = fabric::allTraits();
@@ -101,34 +136,68 @@ void Comm::abandon() {
 }
 
 // Every rank must take the same branch of a setting (file or detection): their collectives
-// differ, so a mismatch would deadlock. Compares a hash of each rank's value. Collective.
-Status Comm::checkSameSetting(const char* name, const std::string& value) {
-  const uint64_t mine = std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
+// differ, so a mismatch would deadlock. Compares a hash of each rank's value, or only whether it
+// is set (`onlyWhetherSet`: files whose content is compared afterwards, at paths that may
+// differ). The message shows the values either way. Collective.
+Status Comm::checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet) {
+  const uint64_t mine = onlyWhetherSet ? (value.empty() ? 0 : 1)
+                                       : std::hash<std::string>{}(value) ^ (value.empty() ? 0 : 1);
   STRATA_ASSIGN_OR_RETURN(bool same, boot::sameEverywhere(*boot_, mine));
   if (same) return Status::ok();
   // Show both values: rank 0's and the first rank that differs from it.
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(*boot_, value));
   int r = 1;
-  while (r < size_ && all[r] == all[0]) ++r;
+  auto differs = [&](int k) {
+    return onlyWhetherSet ? all[k].empty() != all[0].empty() : all[k] != all[0];
+  };
+  while (r < size_ - 1 && !differs(r)) ++r;
   auto shown = [](const std::string& v) {
     return v.empty() ? std::string("unset") : "'" + v + "'";
   };
-  return invalidUsage(std::string(name) + " differs between ranks: rank 0 has " + shown(all[0]) +
-                      ", rank " + std::to_string(r) + " has " + shown(all[r]) +
-                      "; every rank must use the same value");
+  const std::string what = onlyWhetherSet ? " is set on some ranks only" : " differs between ranks";
+  return invalidUsage(std::string(name) + what + ": rank 0 has " + shown(all[0]) + ", rank " +
+                      std::to_string(r) + " has " + shown(all[r]) +
+                      (onlyWhetherSet ? "; every rank must set it (the paths may differ) or none"
+                                      : "; every rank must use the same value"));
 }
 
-// The hierarchy from STRATA_TOPO_FILE when set, else from detection. Collective.
+// The hierarchy from STRATA_TOPO_FILE when set, else from detection. Every rank takes the same
+// branch, and every rank's file has the same content (compared by hash, as plan files are):
+// ranks that built different hierarchies would make different groups and hang. The paths may
+// differ (node-local copies). Collective.
 Status Comm::buildHierarchy() {
   const std::string& file = settings_.topoFile;
-  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TOPO_FILE", file));
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TOPO_FILE", file, true));
   if (!file.empty()) {
     // Each rank reads the file itself; agree() turns one rank's failure into everyone's.
+    topo::TopoFile tf;
     StatusOr<topo::Hierarchy> h = [&]() -> StatusOr<topo::Hierarchy> {
-      STRATA_ASSIGN_OR_RETURN(topo::TopoFile tf, topo::loadTopoFile(file, fabric::fabricNames()));
+      STRATA_ASSIGN_OR_RETURN(tf, topo::loadTopoFile(file, fabric::fabricNames()));
       return topo::hierarchyFromTopoFile(tf, file, size_);
     }();
     STRATA_RETURN_IF_ERROR(boot::agree(*boot_, h.status()));
+    // The canonical text of what was read: comments and layout do not count, every key does.
+    const std::string content = topo::formatTopoFile(tf);
+    STRATA_ASSIGN_OR_RETURN(bool same, boot::sameEverywhere(*boot_, fnv1a(content)));
+    if (!same) {
+      const std::string mine = file + "\n" + levelsLine(tf) + "\n" + content;
+      STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(*boot_, mine));
+      auto part = [](const std::string& s, int i) {
+        size_t start = 0;
+        for (int k = 0; k < i; ++k) start = s.find('\n', start) + 1;
+        return i == 2 ? s.substr(start) : s.substr(start, s.find('\n', start) - start);
+      };
+      int r = 1;
+      while (r < size_ && part(all[r], 2) == part(all[0], 2)) ++r;
+      if (r == size_) r = 1;  // unreachable when the hashes differ; keeps the indices valid
+      std::string detail = part(all[0], 1) == part(all[r], 1)
+                               ? std::string(" (same levels, other link parameters)")
+                               : "";
+      return invalidUsage("STRATA_TOPO_FILE: its content differs between ranks: rank 0 read " +
+                          part(all[0], 0) + " (" + part(all[0], 1) + "), rank " +
+                          std::to_string(r) + " read " + part(all[r], 0) + " (" + part(all[r], 1) +
+                          ")" + detail + "; every rank must load the same topology");
+    }
     hierarchy_ = h.value().withoutTrivialLevels();
     hierarchySource_ = "topology file " + file;
     return Status::ok();
@@ -166,8 +235,7 @@ Status Comm::buildLevels() {
 Status Comm::loadPlans() {
   const std::string& file = settings_.planFile;
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
-  STRATA_RETURN_IF_ERROR(
-      checkSameSetting("STRATA_PLAN_FILE (set or not)", file.empty() ? "" : "set"));
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_PLAN_FILE", file, true));
   if (file.empty()) {
     planSource_ = "planner (cost model)";
     return Status::ok();

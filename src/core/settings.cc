@@ -37,7 +37,82 @@ StatusOr<Settings> Settings::fromEnv() {
   } else {
     return invalidArgument("STRATA_MPI_CUDA_AWARE=" + aware + ": expected auto, 0 or 1");
   }
+  s.check = env::getInt("STRATA_CHECK") != 0;
   return s;
+}
+
+namespace {
+
+std::string sizeText(size_t v) { return std::to_string(v); }
+
+}  // namespace
+
+// What is agreed, and why (the probe of issue 12 found each of the first three):
+//   STRATA_CHUNK_BYTES        cuts calls into passes: ranks with different passes run
+//                             different numbers of collectives of different sizes (a hang on 2
+//                             ranks, wrong data with success on 3 of 4);
+//   STRATA_PIPELINE_BYTES     cuts a pass into pipeline pieces: the same (a hang);
+//   STRATA_SHM_SLOT_BYTES     the shm fabric's slot size decides how its collectives are cut
+//                             and how large the shared segment is (a crash in the shm reduce);
+//   STRATA_GPU_STAGING_BYTES  the staged fabric cuts a device call into host collectives of
+//                             this size;
+//   STRATA_CHECK              adds a comparison collective before each call.
+// Not agreed: STRATA_PROGRESS only decides which thread of a rank runs its queued calls (they
+// run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
+// through each member's reported identity, which fabrics/device_choice.h already combines
+// over the group; STRATA_HOSTNAME differs by design; STRATA_TOPO_FILE and STRATA_PLAN_FILE are
+// agreed by content (init.cc), their paths may differ; STRATA_PLAN_DUMP_FILE is written by rank 0
+// only; the log settings are local. Those are localSettings().
+const std::vector<AgreedSetting>& agreedSettings() {
+  static const std::vector<AgreedSetting> table = {
+      {"STRATA_CHUNK_BYTES", [](const Settings& s) { return sizeText(s.chunkBytes); }},
+      {"STRATA_PIPELINE_BYTES", [](const Settings& s) { return sizeText(s.pipelineBytes); }},
+      {"STRATA_SHM_SLOT_BYTES", [](const Settings& s) { return sizeText(s.shmSlotBytes); }},
+      {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
+      {"STRATA_CHECK", [](const Settings& s) { return std::string(s.check ? "1" : "0"); }},
+  };
+  return table;
+}
+
+const std::vector<const char*>& localSettings() {
+  static const std::vector<const char*> names = {
+      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_HOSTNAME", "STRATA_TOPO_FILE",
+      "STRATA_PLAN_FILE", "STRATA_PLAN_DUMP_FILE", "STRATA_PROGRESS", "STRATA_MPI_CUDA_AWARE",
+  };
+  return names;
+}
+
+std::string agreedValues(const Settings& s) {
+  std::string out;
+  for (const AgreedSetting& a : agreedSettings()) out += a.value(s) + "\n";
+  return out;
+}
+
+std::string settingsDisagreement(const std::vector<std::string>& all) {
+  auto split = [](const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
+      lines.push_back(text.substr(start, nl - start));
+      start = nl + 1;
+    }
+    return lines;
+  };
+  if (all.empty()) return "";
+  const std::vector<std::string> first = split(all[0]);
+  const std::vector<AgreedSetting>& table = agreedSettings();
+  for (size_t i = 0; i < table.size(); ++i) {
+    for (size_t r = 1; r < all.size(); ++r) {
+      const std::vector<std::string> other = split(all[r]);
+      const std::string mine = i < first.size() ? first[i] : "?";
+      const std::string theirs = i < other.size() ? other[i] : "?";
+      if (mine == theirs) continue;
+      return std::string(table[i].name) + " differs between ranks: rank 0 has " + mine + ", rank " +
+             std::to_string(r) + " has " + theirs +
+             "; every rank must use the same value (it changes what ranks exchange)";
+    }
+  }
+  return "";
 }
 
 }  // namespace strata::core

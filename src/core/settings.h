@@ -1,11 +1,12 @@
 // A communicator's settings: every STRATA_* variable that shapes what it does, read once from
 // the environment registry (common/env.h) when the communicator is made, typed and clamped.
 // Part of them change what ranks exchange, so the communicator agrees on them at init
-// (core/comm.h).
+// (agreedSettings() below; core/init.cc).
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -23,10 +24,33 @@ struct Settings {
   bool progressThread = true;  // STRATA_PROGRESS (a progress thread also needs
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
+  bool check = false;          // STRATA_CHECK: compare each collective across ranks first
 
   // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE) is
   // an error naming the variable.
   static StatusOr<Settings> fromEnv();
 };
+
+// A setting every rank of a communicator must share, because it changes what the ranks
+// exchange: ranks that disagree would hang or compute garbage. Init compares them all at once
+// and fails on every rank, naming the variable, when they differ. To agree on one more
+// setting, add one line to the table in settings.cc.
+struct AgreedSetting {
+  const char* name;                         // the variable, as the message names it
+  std::string (*value)(const Settings& s);  // its effective (clamped) value, as text
+};
+const std::vector<AgreedSetting>& agreedSettings();
+// The registered variables that are deliberately not agreed (each may differ between ranks).
+// Every variable of the registry is in exactly one of the two lists (a unit test checks it), so
+// a new variable gets a decision.
+const std::vector<const char*>& localSettings();
+
+// The agreed settings' values in table order, one per line (the values hold no newline): what
+// each rank sends the others.
+std::string agreedValues(const Settings& s);
+
+// From every rank's agreedValues(), in rank order: the message naming the first variable that
+// differs, rank 0's value and the first rank's that differs; empty when all agree.
+std::string settingsDisagreement(const std::vector<std::string>& all);
 
 }  // namespace strata::core

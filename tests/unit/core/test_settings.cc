@@ -1,0 +1,104 @@
+// Settings (core/settings.h): STRATA_CHECK is read, and the table of settings every rank must
+// share yields the effective values and a message naming the first variable that differs.
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/env.h"
+#include "common/test_env_util.h"
+#include "core/settings.h"
+
+namespace strata::core {
+namespace {
+
+using strata::test::ScopedEnv;
+
+Settings settingsNow() {
+  StatusOr<Settings> s = Settings::fromEnv();
+  REQUIRE(s.isOk());
+  return s.take();
+}
+
+}  // namespace
+
+TEST_CASE("settings: STRATA_CHECK is off by default and on with 1", "[settings]") {
+  {
+    ScopedEnv check("STRATA_CHECK", nullptr);
+    CHECK_FALSE(settingsNow().check);
+  }
+  {
+    ScopedEnv check("STRATA_CHECK", "1");
+    CHECK(settingsNow().check);
+  }
+  {
+    ScopedEnv check("STRATA_CHECK", "0");
+    CHECK_FALSE(settingsNow().check);
+  }
+}
+
+TEST_CASE("settings: the agreed table names every setting that changes the exchange",
+          "[settings]") {
+  std::set<std::string> names;
+  for (const AgreedSetting& a : agreedSettings()) names.insert(a.name);
+  for (const char* name : {"STRATA_CHUNK_BYTES", "STRATA_PIPELINE_BYTES", "STRATA_SHM_SLOT_BYTES",
+                           "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK"}) {
+    CHECK(names.count(name) == 1);
+  }
+  // Local by design: which thread runs queued calls, the host name, the log.
+  for (const char* name : {"STRATA_PROGRESS", "STRATA_HOSTNAME", "STRATA_DEBUG"}) {
+    CHECK(names.count(name) == 0);
+  }
+}
+
+TEST_CASE("settings: every registered variable is either agreed or deliberately local",
+          "[settings]") {
+  std::set<std::string> agreed, local;
+  for (const AgreedSetting& a : agreedSettings()) agreed.insert(a.name);
+  for (const char* name : localSettings()) local.insert(name);
+  for (const env::Param& p : env::registry()) {
+    INFO(p.name << ": classify it in src/core/settings.cc (agreedSettings or localSettings)");
+    CHECK(agreed.count(p.name) + local.count(p.name) == 1);
+  }
+  // And neither list names a variable the registry does not have.
+  std::set<std::string> registered;
+  for (const env::Param& p : env::registry()) registered.insert(p.name);
+  for (const std::string& name : agreed) CHECK(registered.count(name) == 1);
+  for (const std::string& name : local) CHECK(registered.count(name) == 1);
+}
+
+TEST_CASE("settings: agreed values are the effective (clamped) ones", "[settings]") {
+  ScopedEnv chunk("STRATA_CHUNK_BYTES", "1");  // clamped to 4096
+  ScopedEnv check("STRATA_CHECK", nullptr);
+  const std::string values = agreedValues(settingsNow());
+  CHECK(values.rfind("4096\n", 0) == 0);
+  size_t lines = 0;
+  for (char ch : values) lines += ch == '\n';
+  CHECK(lines == agreedSettings().size());
+}
+
+TEST_CASE("settings: a disagreement names the variable, both values and the rank", "[settings]") {
+  Settings a;
+  a.chunkBytes = 268435456;
+  a.shmSlotBytes = 4194304;
+  a.stagingBytes = 4194304;
+  Settings b = a;
+  b.shmSlotBytes = 65536;
+  Settings c = a;
+  c.chunkBytes = 4096;
+  CHECK(settingsDisagreement({agreedValues(a), agreedValues(a)}).empty());
+  CHECK(settingsDisagreement({}).empty());
+  const std::string m =
+      settingsDisagreement({agreedValues(a), agreedValues(a), agreedValues(b), agreedValues(c)});
+  // The first variable in table order that differs anywhere: the chunk size (rank 3).
+  CHECK(m.find("STRATA_CHUNK_BYTES differs between ranks: rank 0 has 268435456, rank 3 has "
+               "4096") != std::string::npos);
+  const std::string n = settingsDisagreement({agreedValues(a), agreedValues(b)});
+  CHECK(n.find("STRATA_SHM_SLOT_BYTES differs between ranks: rank 0 has 4194304, rank 1 has "
+               "65536") != std::string::npos);
+  Settings d = a;
+  d.check = true;
+  CHECK(settingsDisagreement({agreedValues(d), agreedValues(a)}).find("STRATA_CHECK") == 0);
+}
+
+}  // namespace strata::core
