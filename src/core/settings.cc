@@ -1,5 +1,6 @@
 #include "core/settings.h"
 
+#include "common/deadline.h"
 #include "common/env.h"
 #include "topology/detect.h"
 
@@ -29,6 +30,7 @@ StatusOr<Settings> Settings::fromEnv() {
   s.stagingBytes =
       env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
   s.progressThread = env::getInt("STRATA_PROGRESS") != 0;
+  s.timeoutSeconds = deadline::configuredSeconds();
   const std::string aware = env::getString("STRATA_MPI_CUDA_AWARE");
   if (aware == "auto" || aware.empty()) {
     s.cudaAware = -1;

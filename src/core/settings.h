@@ -23,6 +23,7 @@ struct Settings {
   bool progressThread = true;  // STRATA_PROGRESS (a progress thread also needs
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
+  double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
 
   // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE) is
   // an error naming the variable.
