@@ -108,8 +108,7 @@ void Engine::fail(const Status& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (failedAt_ != 0 || why.isOk()) return;
   failedAt_ = submitted_ + 1;  // every call queued from now on
-  error_ = why;
-  STRATA_WARN(kSubsysColl, "%s", error_.message().c_str());
+  error_ = why;  // logged by the C boundary, which returns it
 }
 
 Status Engine::error() const {

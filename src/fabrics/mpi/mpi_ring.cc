@@ -119,7 +119,7 @@ Status RingAllReduce::wait(void (*idle)()) {
     const Status waited = mpiWaitAll(2, reqs_, st, MpiRequestKind::kPointToPoint, what, idle);
     if (!waited.isOk()) {
       active_ = false;  // abandoned (mpi_wait.h): never waited on again
-      return waited.withContext("step " + std::to_string(step_) + " of " +
+      return waited.withContext("ring step " + std::to_string(step_) + " of " +
                                 std::to_string(2 * (size_ - 1)));
     }
     STRATA_RETURN_IF_ERROR(checkReceived(st[0]));
