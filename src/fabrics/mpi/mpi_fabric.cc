@@ -10,6 +10,7 @@
 #include "common/mpi_wait.h"
 #include "fabrics/mpi/mpi_p2p.h"
 #include "fabrics/mpi/mpi_ring.h"
+#include "fabrics/mpi/mpi_small.h"
 #include "fabrics/mpi/mpi_types.h"
 
 namespace strata::fabric {
@@ -74,7 +75,8 @@ class MpiFabric final : public Fabric {
   }
 
   // Large calls run the point-to-point ring (as allReduceStart does; mpi_ring.h), small ones
-  // MPI_Iallreduce. The ring serves a blocking call only when no started one holds it.
+  // recursive doubling (mpi_small.h: as fast as MPI_Allreduce, unlike a polled
+  // MPI_Iallreduce). The ring serves a blocking call only when no started one holds it.
   Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                    strataRedOp_t op) override {
     if (count * dataTypeSize(type) >= kRingMinBytes && size_ > 1 && !ring_.active()) {
@@ -82,12 +84,7 @@ class MpiFabric final : public Fabric {
       return ring_.wait(&IdleHook::idle);
     }
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
-    const void* send = in == out ? MPI_IN_PLACE : in;
-    MPI_Request r = MPI_REQUEST_NULL;
-    STRATA_RETURN_IF_ERROR(
-        posted("MPI_Iallreduce", MPI_Iallreduce(send, out, static_cast<int>(count),
-                                                mpiDatatype(type), mpiOp(type, op), comm_, &r)));
-    return waitOne(r, "MPI_Iallreduce", count, type);
+    return smallAllReduce(comm_, rank_, size_, in, out, count, type, op, smallScratch_);
   }
 
   Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
@@ -227,6 +224,7 @@ class MpiFabric final : public Fabric {
   size_t startedCount_ = 0;                 // ... its count and type, for messages
   strataDataType_t startedType_ = strataFloat32;
   RingAllReduce ring_;               // a large one
+  std::vector<char> smallScratch_;   // smallAllReduce's receive buffer
   PeerExchange p2p_;                 // exchange()
   Status testError_ = Status::ok();  // a failed test of either, for allReduceWait
 };
