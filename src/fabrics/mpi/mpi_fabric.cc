@@ -81,6 +81,7 @@ class MpiFabric final : public Fabric {
                    strataRedOp_t op) override {
     if (count * dataTypeSize(type) >= kRingMinBytes && size_ > 1 && !ring_.active()) {
       STRATA_RETURN_IF_ERROR(ring_.start(in, out, count, type, op));
+      Busy busy(this);  // the ring is this call's own now: progress() must not advance it
       return ring_.wait(&IdleHook::idle);
     }
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
@@ -156,7 +157,9 @@ class MpiFabric final : public Fabric {
 
   // A failure here is kept and returned by allReduceWait.
   void progress() override {
-    if (!testError_.isOk()) return;
+    // Re-entered from this fabric's own waits (the pipeline's IdleHook may name this fabric
+    // while it waits for the very allreduce it would test): the waiter advances it itself.
+    if (busy_ || !testError_.isOk()) return;
     if (ring_.active()) {
       testError_ = ring_.test();
     } else if (request_ != MPI_REQUEST_NULL) {
@@ -171,6 +174,7 @@ class MpiFabric final : public Fabric {
 
   // Within the thread's deadline; after a failure nothing is left to wait on (abandoned).
   Status allReduceWait() override {
+    Busy busy(this);
     Status failed = testError_;
     testError_ = Status::ok();
     Status ring = ring_.wait(&IdleHook::idle);
@@ -195,6 +199,14 @@ class MpiFabric final : public Fabric {
     }
     return Status::ok();
   }
+
+  // While set, progress() does nothing (see there).
+  struct Busy {
+    explicit Busy(MpiFabric* fabric) : f(fabric), saved(fabric->busy_) { f->busy_ = true; }
+    ~Busy() { f->busy_ = saved; }
+    MpiFabric* f;
+    bool saved;
+  };
 
   // A collective request, polled within the thread's deadline.
   Status waitOne(MPI_Request& r, const char* call, size_t count, strataDataType_t type) {
@@ -227,6 +239,7 @@ class MpiFabric final : public Fabric {
   std::vector<char> smallScratch_;   // smallAllReduce's receive buffer
   PeerExchange p2p_;                 // exchange()
   Status testError_ = Status::ok();  // a failed test of either, for allReduceWait
+  bool busy_ = false;                // in allReduceWait or a blocking ring allreduce
 };
 
 }  // namespace
