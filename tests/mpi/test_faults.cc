@@ -18,6 +18,9 @@
 //                         complete with an error at once); the others' requests complete (with
 //                         an error within T + slack, or successfully when the calls ran before
 //                         the abort); each then destroys or aborts promptly.
+//   --scenario init-loop  strataCommInitMPI, an allreduce and strataCommDestroy --loops times
+//                         (after 10 warm-up rounds): no growth in file descriptors or /dev/shm
+//                         entries, and resident memory grows by less than 8 MiB.
 //
 // The program ends with MPI_Finalize after strata abandoned requests on its own communicators
 // (Open MPI 4.1 finalises regardless: strata never waits on or frees an abandoned request).
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -227,6 +231,62 @@ void abortQueued(Harness& h, int abortRank, size_t count) {
   abortPromptly(h, comm, anyFailed ? "strataCommDestroy" : "strataCommAbort");
 }
 
+int openFds() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (readdir(d) != nullptr) ++n;
+  closedir(d);
+  return n;
+}
+
+long residentKiB() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
+void initLoop(Harness& h, int loops) {
+  std::vector<float> buf(1024, 1.0f);
+  int fds0 = 0;
+  long rss0 = 0;
+  for (int i = 0; i < loops + 10; ++i) {
+    if (i == 10) {
+      fds0 = openFds();
+      rss0 = residentKiB();
+    }
+    h.step("init/destroy round " + std::to_string(i));
+    strataComm_t comm = nullptr;
+    if (strataCommInitMPI(&comm, MPI_COMM_WORLD) != strataSuccess) {
+      h.expect(false, std::string("strataCommInitMPI failed: ") + strataGetLastError(nullptr));
+      return;
+    }
+    const strataResult_t rc = strataAllReduce(buf.data(), buf.data(), buf.size(), strataFloat32,
+                                              strataSum, comm, nullptr);
+    if (rc != strataSuccess) h.expectSuccess(rc, "strataAllReduce", comm);
+    if (strataCommDestroy(comm) != strataSuccess) {
+      h.expect(false, "strataCommDestroy failed");
+      return;
+    }
+  }
+  const int fds = openFds();
+  const long rss = residentKiB();
+  h.expect(fds == fds0, "open file descriptors went from " + std::to_string(fds0) + " to " +
+                            std::to_string(fds) + " over " + std::to_string(loops) + " rounds");
+  h.expect(rss - rss0 < 8 * 1024, "resident memory grew by " + std::to_string(rss - rss0) +
+                                      " KiB over " + std::to_string(loops) + " rounds");
+  h.expect(ownShmEntries().empty(), "/dev/shm names a segment of this process");
+  if (h.rank() == 0) {
+    std::printf("%d rounds: fds %d -> %d, VmRSS %ld -> %ld KiB\n", loops, fds0, fds, rss0, rss);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -234,12 +294,14 @@ int main(int argc, char** argv) {
   std::string scenario = "stall";
   int stallRank = -1, stallAt = 3;
   size_t count = size_t{1} << 20;
+  int loops = 200;
   h.app()
-      .add_option("--scenario", scenario, "stall, count-mismatch or abort-queued")
+      .add_option("--scenario", scenario, "stall, count-mismatch, abort-queued or init-loop")
       ->capture_default_str();
   h.app().add_option("--stall-rank", stallRank, "the rank that stalls or aborts (-1: the last)");
   h.app().add_option("--stall-at", stallAt, "the iteration it stalls at")->capture_default_str();
   h.app().add_option("--count", count, "elements of each allreduce")->capture_default_str();
+  h.app().add_option("--loops", loops, "init-loop: rounds")->capture_default_str();
   if (!h.start(argc, argv)) return h.exitCode();
   if (stallRank < 0) stallRank = h.size() - 1;
   if (timeoutSeconds() > 30) {
@@ -248,6 +310,8 @@ int main(int argc, char** argv) {
     stall(h, stallRank, stallAt, count);
   } else if (scenario == "count-mismatch") {
     countMismatch(h, count);
+  } else if (scenario == "init-loop") {
+    initLoop(h, loops);
   } else if (scenario == "abort-queued") {
     abortQueued(h, stallRank, count);
   } else {
