@@ -120,13 +120,16 @@ STRATA_API const char* strataGetLastError(strataComm_t comm);
  * stale afterwards: any call with it returns strataInvalidArgument. */
 STRATA_API strataResult_t strataCommDestroy(strataComm_t comm);
 
-/* Frees a communicator's local resources without communicating with other ranks. Use it after an
- * error, when other ranks may not reach strataCommDestroy. */
+/* Frees a communicator's local resources without communicating with other ranks and without
+ * waiting: a call in flight fails at its next poll, queued calls fail without running (their
+ * requests complete with the error). Use it after an error, when other ranks may not reach
+ * strataCommDestroy. */
 STRATA_API strataResult_t strataCommAbort(strataComm_t comm);
 
-/* Writes to *asyncError the error of a device call that failed after it returned (the progress
- * thread's; see the README's GPU section), or strataSuccess. Never blocks. After an asynchronous
- * error the communicator runs no more device calls: destroy it. */
+/* Writes to *asyncError the communicator's error state: the error of the first call that failed
+ * while it ran (a timeout after STRATA_TIMEOUT, ranks that disagree, a device call that failed
+ * after it returned), or strataSuccess. Never blocks. After an error every call on the
+ * communicator fails with it: abort or destroy it (README: "When things go wrong"). */
 STRATA_API strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
 
 /* Number of ranks in the communicator. */

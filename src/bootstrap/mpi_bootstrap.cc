@@ -1,8 +1,12 @@
 #include "bootstrap/mpi_bootstrap.h"
 
 #include <climits>
+#include <cstring>
+#include <vector>
 
+#include "common/deadline.h"
 #include "common/mpi_check.h"
+#include "common/mpi_wait.h"
 
 namespace strata::boot {
 namespace {
@@ -13,8 +17,17 @@ constexpr size_t kMaxPiece = INT_MAX;
 }  // namespace
 
 StatusOr<std::unique_ptr<MpiBootstrap>> MpiBootstrap::duplicate(MPI_Comm user) {
+  // MPI_Comm_idup, polled: a rank that never calls strataCommInitMPI fails the others' init
+  // within STRATA_TIMEOUT instead of hanging it. The user's communicator keeps its own error
+  // handler, so the request's failure comes back only through MPI_Testall's code.
+  deadline::DefaultScope scope;
   MPI_Comm dup = MPI_COMM_NULL;
-  STRATA_MPI_CHECK(MPI_Comm_dup(user, &dup));
+  MPI_Request r = MPI_REQUEST_NULL;
+  STRATA_MPI_CHECK(MPI_Comm_idup(user, &dup, &r));
+  MpiWhat what;
+  what.call = "MPI_Comm_idup";
+  what.owner = "strataCommInitMPI";
+  STRATA_RETURN_IF_ERROR(mpiWaitAll(1, &r, MPI_STATUSES_IGNORE, MpiRequestKind::kCollective, what));
   std::unique_ptr<MpiBootstrap> b(new MpiBootstrap(dup, true));
   // From here on errors on our communicator come back as codes instead of aborting the job.
   STRATA_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
@@ -39,33 +52,88 @@ MpiBootstrap::~MpiBootstrap() {
   MPI_Finalized(&finalized);
   // MPI_Comm_free is collective in the standard; an abandoned bootstrap leaves its communicator
   // to MPI's own cleanup rather than risk waiting on ranks that are gone.
-  if (owned_ && comm_ != MPI_COMM_NULL && !finalized && collectiveFree_) MPI_Comm_free(&comm_);
+  // After a failed (abandoned) collective the communicator may still have requests in flight
+  // on peers that never came: freeing it could wait on them, so it is left as if abandoned.
+  if (owned_ && comm_ != MPI_COMM_NULL && !finalized && collectiveFree_ && !failed_) {
+    MPI_Comm_free(&comm_);
+  }
+}
+
+// Every collective of the control plane is posted nonblocking and polled within the thread's
+// deadline (common/mpi_wait.h), or STRATA_TIMEOUT when no call has installed one (init): a
+// rank that never joins fails the setup instead of hanging it. An abandoned request may still
+// be completed by MPI when a late peer arrives, so the data travel through a heap buffer of
+// the bootstrap's that is copied out on success and deliberately leaked on a timeout (a few
+// bytes, once per failed job), never through the caller's memory, which may be gone by then.
+Status MpiBootstrap::wait(MPI_Request& r, const char* call, size_t bytes) {
+  MpiWhat what;
+  what.call = call;
+  what.count = bytes;
+  what.type = "bytes";
+  what.owner = "bootstrap";
+  what.rank = rank_;
+  what.size = size_;
+  Status st = mpiWaitAll(1, &r, MPI_STATUSES_IGNORE, MpiRequestKind::kCollective, what);
+  if (!st.isOk()) failed_ = true;
+  return st;
 }
 
 Status MpiBootstrap::allGather(const void* mine, void* all, size_t bytes) {
   if (bytes > kMaxPiece) return internalError("bootstrap allgather of more than 2 GiB a member");
-  STRATA_MPI_CHECK(MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all,
-                                 static_cast<int>(bytes), MPI_BYTE, comm_));
+  STRATA_RETURN_IF_ERROR(usable());
+  deadline::DefaultScope scope;
+  const size_t total = bytes * static_cast<size_t>(size_);
+  auto* tmp = new std::vector<char>(2 * total + 1);  // [mine | all]
+  if (bytes > 0) std::memcpy(tmp->data(), mine, bytes);
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = MPI_Iallgather(tmp->data(), static_cast<int>(bytes), MPI_BYTE, tmp->data() + total,
+                                static_cast<int>(bytes), MPI_BYTE, comm_, &r);
+  if (rc != MPI_SUCCESS) {
+    delete tmp;
+    return mpiRequestError("MPI_Iallgather (bootstrap)", rc);
+  }
+  STRATA_RETURN_IF_ERROR(wait(r, "MPI_Iallgather", bytes));  // on failure tmp stays MPI's
+  if (total > 0) std::memcpy(all, tmp->data() + total, total);
+  delete tmp;
   return Status::ok();
 }
 
 Status MpiBootstrap::broadcast(void* buf, size_t bytes, int root) {
+  STRATA_RETURN_IF_ERROR(usable());
+  deadline::DefaultScope scope;
   size_t off = 0;
-  do {  // once even for 0 bytes: every member calls MPI_Bcast the same number of times
+  do {  // once even for 0 bytes: every member calls MPI_Ibcast the same number of times
     const size_t n = bytes - off < kMaxPiece ? bytes - off : kMaxPiece;
-    STRATA_MPI_CHECK(
-        MPI_Bcast(static_cast<char*>(buf) + off, static_cast<int>(n), MPI_BYTE, root, comm_));
+    auto* tmp = new std::vector<char>(n + 1);
+    char* piece = static_cast<char*>(buf) + off;
+    if (rank_ == root && n > 0) std::memcpy(tmp->data(), piece, n);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = MPI_Ibcast(tmp->data(), static_cast<int>(n), MPI_BYTE, root, comm_, &r);
+    if (rc != MPI_SUCCESS) {
+      delete tmp;
+      return mpiRequestError("MPI_Ibcast (bootstrap)", rc);
+    }
+    STRATA_RETURN_IF_ERROR(wait(r, "MPI_Ibcast", n));  // on failure tmp stays MPI's
+    if (rank_ != root && n > 0) std::memcpy(piece, tmp->data(), n);
+    delete tmp;
     off += n;
   } while (off < bytes);
   return Status::ok();
 }
 
 Status MpiBootstrap::barrier() {
-  STRATA_MPI_CHECK(MPI_Barrier(comm_));
-  return Status::ok();
+  STRATA_RETURN_IF_ERROR(usable());
+  deadline::DefaultScope scope;
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = MPI_Ibarrier(comm_, &r);
+  if (rc != MPI_SUCCESS) return mpiRequestError("MPI_Ibarrier (bootstrap)", rc);
+  return wait(r, "MPI_Ibarrier", 0);
 }
 
+// MPI_Comm_split has no nonblocking form: a polled barrier first makes sure every member is
+// here, so the split itself waits on no one who stalls.
 StatusOr<std::unique_ptr<Bootstrap>> MpiBootstrap::split(int color, int key) {
+  STRATA_RETURN_IF_ERROR(barrier());
   MPI_Comm out = MPI_COMM_NULL;
   STRATA_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &out));
   if (out == MPI_COMM_NULL) return std::unique_ptr<Bootstrap>();

@@ -36,10 +36,21 @@ class MpiBootstrap final : public Bootstrap {
   MpiBootstrap(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {}
   Status init();
 
+  // Once a collective failed (timed out), members may be at different points: later ones
+  // would match the wrong peers' calls, so every later call fails fast.
+  Status usable() const {
+    return failed_ ? Status(Code::kRemoteError,
+                            "the control plane failed earlier (a member timed out); it cannot be "
+                            "used again")
+                   : Status::ok();
+  }
+  Status wait(MPI_Request& r, const char* call, size_t bytes);
+
   MPI_Comm comm_;  // when owned, freed (collectively) by the destructor unless abandoned
   bool owned_;
   int rank_ = 0, size_ = 0;
   bool collectiveFree_ = true;
+  bool failed_ = false;  // a collective failed or timed out (see usable())
 };
 
 // The MPI communicator behind `b`, or MPI_COMM_NULL when it is not an MpiBootstrap.

@@ -1,5 +1,9 @@
 #include "core/calls.h"
 
+#include <string>
+
+#include "common/datatype.h"
+#include "common/deadline.h"
 #include "core/check.h"
 #include "core/device_side.h"
 #include "core/dispatch.h"
@@ -8,12 +12,34 @@
 namespace strata::core {
 namespace {
 
+// "allreduce #12 (1000 float32, sum) on rank 3 of 8": where an error happened.
+std::string callContext(const Comm& c, uint64_t seq, const Call& call, size_t groupSize) {
+  std::string s = std::string(collectiveName(call.coll)) + " #" + std::to_string(seq);
+  if (groupSize > 1) s += " (a group of " + std::to_string(groupSize) + " calls)";
+  s += " (" + std::to_string(call.count) + " " + dataTypeName(call.type) + ") on rank " +
+       std::to_string(c.rank()) + " of " + std::to_string(c.size());
+  return s;
+}
+
+// Runs prepared host calls under the communicator's deadline (STRATA_TIMEOUT, and its abort
+// flag: common/deadline.h), on whichever thread runs them. Any failure while running means the
+// ranks may now be at different points: it puts the communicator in its error state.
+Status runBounded(Comm& c, uint64_t seq, const std::vector<Prepared>& calls) {
+  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+  HostExecutor x(c.scratch());
+  Status st = calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+  if (st.isOk()) return st;
+  st = st.withContext(callContext(c, seq, calls[0].call, calls.size()));
+  c.engine().fail(st);
+  return st;
+}
+
 // Queues `calls` (prepared, host buffers) as one engine call.
 uint64_t queueHost(Comm& c, std::vector<Prepared> calls) {
-  return c.engine().submit([&c, calls = std::move(calls)](const Status& earlier) -> Status {
+  const uint64_t seq = c.nextSeq();
+  return c.engine().submit([&c, seq, calls = std::move(calls)](const Status& earlier) -> Status {
     if (!earlier.isOk()) return earlier;
-    HostExecutor x(c.scratch());
-    return calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+    return runBounded(c, seq, calls);
   });
 }
 
@@ -25,10 +51,10 @@ Status issue(Comm& c, const Call& call, strataStream_t stream) {
   STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
   if (place == Place::kDevice) return submitDevice(c, {call}, {stream});
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
-  // A communicator's calls run in call order on every rank: the queued ones first.
+  // A communicator's calls run in call order on every rank: the queued ones first. In the
+  // error state this fails fast with the first error.
   STRATA_RETURN_IF_ERROR(c.engine().drain());
-  HostExecutor x(c.scratch());
-  return run(c, x, p);
+  return runBounded(c, c.nextSeq(), {p});
 }
 
 StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {

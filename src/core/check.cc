@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/datatype.h"
+#include "common/deadline.h"
 #include "core/comm.h"
 #include "fabrics/fabric.h"
 
@@ -102,7 +103,13 @@ Status checkCalls(Comm& c, const std::vector<Call>& calls) {
     }
     LevelGroup& flat = c.flat();
     if (!flat.fabric) return internalError("STRATA_CHECK: the communicator has no flat fabric");
-    STRATA_RETURN_IF_ERROR(compareCalls(*flat.fabric, CallDescriptor::of(call, seq)));
+    // Under the communicator's deadline: a rank that skipped the call never joins. A timeout
+    // (unlike a mismatch, which every rank detects together) leaves the ranks at different
+    // points, so it puts the communicator in its error state.
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+    Status st = compareCalls(*flat.fabric, CallDescriptor::of(call, seq));
+    if (!st.isOk() && st.code() != Code::kInvalidUsage) c.engine().fail(st);
+    STRATA_RETURN_IF_ERROR(st);
   }
   return Status::ok();
 }

@@ -8,6 +8,7 @@
 // communicator's data goes over the flat group, never over the communicator's own bootstrap.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -121,8 +122,21 @@ class Comm {
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
 
-  // strataCommAbort: the destructor will then free only local resources.
+  // strataCommAbort: the destructor will then free only local resources. Callable from any
+  // thread: a call running on the progress thread sees the cancel flag in its next wait and
+  // fails at once (common/deadline.h), so the abort waits on no peer.
   void abandon();
+
+  // The error state: after a call failed while running (a timeout, a peer's disagreement, an
+  // MPI failure), every later call fails fast with that first error, strataCommGetAsyncError
+  // reports it, and destroying the communicator frees it locally as strataCommAbort does (its
+  // peers may be anywhere). Kept by the engine (Engine::fail and queued calls' failures).
+  Status error() const { return engine_->error(); }
+  // The communicator's call sequence number (1, 2, ...), taken by each call as it is issued:
+  // the same on every rank for the same call, named in errors.
+  uint64_t nextSeq() { return ++seq_; }
+  // Set by abandon(); waits under a deadline scope that carries it end at once.
+  const std::atomic<bool>* cancelFlag() const { return &aborted_; }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -204,6 +218,8 @@ class Comm {
   Scratch scratch_;
   CallSequence callSequence_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
+  uint64_t seq_ = 0;
+  std::atomic<bool> aborted_{false};
   // Declared last, stopped first: it runs the queued calls, which use everything above.
   // Shared with the requests of nonblocking calls, which may outlive the communicator.
   std::shared_ptr<Engine> engine_;

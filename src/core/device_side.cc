@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/cuda_check.h"
+#include "common/deadline.h"
 #include "common/log.h"
 #include "core/dispatch.h"
 #include "fabrics/device_choice.h"
@@ -151,6 +152,8 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
 
 // Runs prepared calls on device buffers; the results are in place at return.
 Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
+  // Bounded like the host calls (calls.cc): STRATA_TIMEOUT and the abort flag.
+  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
   DeviceState& d = *c.device();
   STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
   DeviceExecutor x(d);
@@ -226,7 +229,9 @@ Status submitDevice(Comm& c, const std::vector<Call>& calls,
   if (!d.gate) {
     // No progress thread: the streams' earlier work first, then the calls, done at return.
     for (cudaStream_t s : gated) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
-    return runOnDevice(c, prepared);
+    Status st = runOnDevice(c, prepared);
+    if (!st.isOk()) c.engine().fail(st);  // the error state, as for host calls
+    return st;
   }
   // One ticket per stream; the last one's release frees them all (the gate's counter only
   // grows). A failure part-way leaves the held tickets to be released by a task that does

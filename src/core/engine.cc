@@ -104,6 +104,13 @@ void Engine::abort(const Status& why) {
   error_ = why;
 }
 
+void Engine::fail(const Status& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failedAt_ != 0 || why.isOk()) return;
+  failedAt_ = submitted_ + 1;  // every call queued from now on
+  error_ = why;  // logged by the C boundary, which returns it
+}
+
 Status Engine::error() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;

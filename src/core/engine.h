@@ -62,6 +62,10 @@ class Engine {
   // strataCommAbort: every call not yet run fails with `why` instead of running (it is still
   // handed the error, to release what waits on it). A call running now finishes first.
   void abort(const Status& why);
+  // A call that ran outside the queue (a blocking call, on the issuing thread) failed: the
+  // communicator enters its error state as if a queued call had failed, so every later call
+  // fails fast with `why` and error() reports it. The first error stays.
+  void fail(const Status& why);
   // Tickets handed out so far.
   uint64_t submitted() const;
 

@@ -99,9 +99,11 @@ Status Comm::init(bool threadMultiple) {
 
 Comm::~Comm() {
   // Queued calls run first (they use every group below). Their errors were reported by the
-  // calls that failed, or by strataCommGetAsyncError.
+  // calls that failed, or by strataCommGetAsyncError. In the error state (or after it, once
+  // drained) the peers may be anywhere: free only what is local, as an abort does.
   if (engine_) {
     (void)engine_->drain();
+    if (!aborted_.load() && !engine_->error().isOk()) abandon();
     engine_->stop();
   }
   engine_.reset();
@@ -123,7 +125,9 @@ Comm::~Comm() {
 }
 
 void Comm::abandon() {
-  // Calls still queued fail instead of running: their peers may never issue them.
+  // A call running now ends at its next wait; calls still queued fail instead of running:
+  // their peers may never issue them.
+  aborted_.store(true);
   engine_->abort(Status(Code::kRemoteError, "the communicator was aborted (strataCommAbort)"));
   auto abandonGroup = [](LevelGroup& g) {
     if (g.deviceFabric) g.deviceFabric->abandon();

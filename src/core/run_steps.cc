@@ -1,6 +1,7 @@
 #include "core/run_steps.h"
 
 #include <algorithm>
+#include <string>
 
 #include "common/buffer.h"
 #include "common/datatype.h"
@@ -60,48 +61,57 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
   const void* in = src;
   for (const Step* s = begin; s != end; ++s) {
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, x, groups, s->level));
+    // Where a failure happened: the stage (step) of the schedule, its level and fabric.
+    auto where = [&](const Status& st) {
+      return st.withContext(
+          "step " + std::to_string(s - begin + 1) + " of " + std::to_string(end - begin) + " (" +
+          collectiveName(s->kind) + " at level " +
+          (s->level == plan::kFlatLevel ? std::string("flat") : std::to_string(s->level)) +
+          ", fabric " + f->name() + ", member " + std::to_string(f->rank()) + " of " +
+          std::to_string(f->size()) + ")");
+    };
     switch (s->kind) {
       case Collective::kReduceScatter:
-        STRATA_RETURN_IF_ERROR(f->reduceScatter(at(in, s->offset, ts),
-                                                at(work, s->offset + s->displs[s->index], ts),
-                                                s->counts.data(), s->displs.data(), type, fop));
+        STRATA_RETURN_IF_ERROR(where(
+            f->reduceScatter(at(in, s->offset, ts), at(work, s->offset + s->displs[s->index], ts),
+                             s->counts.data(), s->displs.data(), type, fop)));
         if (op == strataAvg && s->finishesReduction) {
           STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset + s->displs[s->index], ts),
                                           s->counts[s->index], type, c.size()));
         }
         break;
       case Collective::kAllReduce:
-        STRATA_RETURN_IF_ERROR(
-            f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop));
+        STRATA_RETURN_IF_ERROR(where(
+            f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop)));
         if (op == strataAvg && s->finishesReduction) {
           STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset, ts), s->count, type, c.size()));
         }
         break;
       case Collective::kAllGather:
-        STRATA_RETURN_IF_ERROR(f->allGather(at(work, s->offset + s->displs[s->index], ts),
-                                            at(work, s->offset, ts), s->counts.data(),
-                                            s->displs.data(), type));
+        STRATA_RETURN_IF_ERROR(
+            where(f->allGather(at(work, s->offset + s->displs[s->index], ts),
+                               at(work, s->offset, ts), s->counts.data(), s->displs.data(), type)));
         break;
       // The rooted kinds (decompose/rooted.h): the broadcast and scatter move the root's
       // range in place; the reduce reads `in` like the reduce-scatter; the gather collects
       // every member's block in place; send and recv move the whole range.
       case Collective::kBroadcast:
-        STRATA_RETURN_IF_ERROR(f->broadcast(at(work, s->offset, ts), at(work, s->offset, ts),
-                                            s->count, type, s->root));
+        STRATA_RETURN_IF_ERROR(where(f->broadcast(at(work, s->offset, ts), at(work, s->offset, ts),
+                                                  s->count, type, s->root)));
         break;
       case Collective::kReduce:
-        STRATA_RETURN_IF_ERROR(f->reduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count,
-                                         type, fop, s->root));
+        STRATA_RETURN_IF_ERROR(where(f->reduce(at(in, s->offset, ts), at(work, s->offset, ts),
+                                               s->count, type, fop, s->root)));
         break;
       case Collective::kScatter:
-        STRATA_RETURN_IF_ERROR(f->scatter(at(work, s->offset, ts),
-                                          at(work, s->offset + s->displs[s->index], ts),
-                                          s->counts.data(), s->displs.data(), type, s->root));
+        STRATA_RETURN_IF_ERROR(
+            where(f->scatter(at(work, s->offset, ts), at(work, s->offset + s->displs[s->index], ts),
+                             s->counts.data(), s->displs.data(), type, s->root)));
         break;
       case Collective::kGather:
-        STRATA_RETURN_IF_ERROR(f->gather(at(work, s->offset + s->displs[s->index], ts),
-                                         at(work, s->offset, ts), s->counts.data(),
-                                         s->displs.data(), type, s->root));
+        STRATA_RETURN_IF_ERROR(
+            where(f->gather(at(work, s->offset + s->displs[s->index], ts), at(work, s->offset, ts),
+                            s->counts.data(), s->displs.data(), type, s->root)));
         break;
       case Collective::kSend:
       case Collective::kRecv: {
@@ -111,7 +121,7 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
         peer.count = s->count;
         peer.type = type;
         peer.peer = s->root;
-        STRATA_RETURN_IF_ERROR(f->exchange(&peer, 1));
+        STRATA_RETURN_IF_ERROR(where(f->exchange(&peer, 1)));
         break;
       }
     }
@@ -164,7 +174,9 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
                         type, op);
     }
     if (inFlight != nullptr) {
-      Status st = inFlight->allReduceWait();
+      Status st = inFlight->allReduceWait().withContext(
+          "pipelined allreduce of piece " + std::to_string(k) + " of " + std::to_string(pieces) +
+          " (fabric " + inFlight->name() + ")");
       if (failed.isOk()) failed = st;
       if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
         failed = x.divide(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count,

@@ -1,5 +1,6 @@
 #include "core/settings.h"
 
+#include "common/deadline.h"
 #include "common/env.h"
 #include "topology/detect.h"
 
@@ -29,6 +30,7 @@ StatusOr<Settings> Settings::fromEnv() {
   s.stagingBytes =
       env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
   s.progressThread = env::getInt("STRATA_PROGRESS") != 0;
+  s.timeoutSeconds = deadline::configuredSeconds();
   const std::string aware = env::getString("STRATA_MPI_CUDA_AWARE");
   if (aware == "auto" || aware.empty()) {
     s.cudaAware = -1;
@@ -62,7 +64,8 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 // through each member's reported identity, which fabrics/device_choice.h already combines
 // over the group; STRATA_HOSTNAME differs by design; STRATA_TOPO_FILE and STRATA_PLAN_FILE are
 // agreed by content (init.cc), their paths may differ; STRATA_PLAN_DUMP_FILE is written by rank 0
-// only; the log settings are local. Those are localSettings().
+// only; the log settings are local; STRATA_TIMEOUT bounds how long this rank waits, not what
+// it exchanges (a rank with a shorter one just gives up first). Those are localSettings().
 const std::vector<AgreedSetting>& agreedSettings() {
   static const std::vector<AgreedSetting> table = {
       {"STRATA_CHUNK_BYTES", [](const Settings& s) { return sizeText(s.chunkBytes); }},
@@ -76,8 +79,9 @@ const std::vector<AgreedSetting>& agreedSettings() {
 
 const std::vector<const char*>& localSettings() {
   static const std::vector<const char*> names = {
-      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_HOSTNAME", "STRATA_TOPO_FILE",
-      "STRATA_PLAN_FILE", "STRATA_PLAN_DUMP_FILE", "STRATA_PROGRESS", "STRATA_MPI_CUDA_AWARE",
+      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_HOSTNAME",
+      "STRATA_TOPO_FILE", "STRATA_PLAN_FILE",      "STRATA_PLAN_DUMP_FILE",
+      "STRATA_PROGRESS",  "STRATA_MPI_CUDA_AWARE", "STRATA_TIMEOUT",
   };
   return names;
 }

@@ -25,6 +25,7 @@ struct Settings {
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
+  double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
 
   // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE) is
   // an error naming the variable.

@@ -7,8 +7,10 @@
 #include "bootstrap/mpi_bootstrap.h"
 #include "common/datatype.h"
 #include "common/mpi_check.h"
+#include "common/mpi_wait.h"
 #include "fabrics/mpi/mpi_p2p.h"
 #include "fabrics/mpi/mpi_ring.h"
+#include "fabrics/mpi/mpi_small.h"
 #include "fabrics/mpi/mpi_types.h"
 
 namespace strata::fabric {
@@ -31,23 +33,30 @@ class MpiFabric final : public Fabric {
   int size() const override { return size_; }
   int rank() const override { return rank_; }
 
+  // Every collective is posted nonblocking and polled (common/mpi_wait.h): a peer that stalls
+  // fails the call within the thread's deadline instead of holding it in MPI for ever.
   Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                        strataDataType_t type, strataRedOp_t op) override {
     STRATA_RETURN_IF_ERROR(toIntCounts(counts, displs));
     const size_t ts = dataTypeSize(type);
     const bool inPlace = out == static_cast<const char*>(in) + displs[rank_] * ts;
+    MPI_Request r = MPI_REQUEST_NULL;
     if (inPlace) {
       // MPI_IN_PLACE leaves the block at the start of the range; move it to its own place.
       // The bytes this overwrites belong to other members' blocks, which the contract allows.
       void* buf = const_cast<void*>(in);
-      STRATA_MPI_CHECK(MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts_.data(), mpiDatatype(type),
-                                          mpiOp(type, op), comm_));
+      STRATA_RETURN_IF_ERROR(
+          posted("MPI_Ireduce_scatter",
+                 MPI_Ireduce_scatter(MPI_IN_PLACE, buf, counts_.data(), mpiDatatype(type),
+                                     mpiOp(type, op), comm_, &r)));
+      STRATA_RETURN_IF_ERROR(waitOne(r, "MPI_Ireduce_scatter", counts[rank_], type));
       if (displs[rank_] != 0) std::memmove(out, buf, counts[rank_] * ts);
       return Status::ok();
     }
-    STRATA_MPI_CHECK(
-        MPI_Reduce_scatter(in, out, counts_.data(), mpiDatatype(type), mpiOp(type, op), comm_));
-    return Status::ok();
+    STRATA_RETURN_IF_ERROR(posted("MPI_Ireduce_scatter",
+                                  MPI_Ireduce_scatter(in, out, counts_.data(), mpiDatatype(type),
+                                                      mpiOp(type, op), comm_, &r)));
+    return waitOne(r, "MPI_Ireduce_scatter", counts[rank_], type);
   }
 
   Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
@@ -55,41 +64,50 @@ class MpiFabric final : public Fabric {
     STRATA_RETURN_IF_ERROR(toIntCounts(counts, displs));
     const size_t ts = dataTypeSize(type);
     const MPI_Datatype dt = mpiDatatype(type);
-    if (in == static_cast<const char*>(out) + displs[rank_] * ts) {
-      STRATA_MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, counts_.data(),
-                                      displs_.data(), dt, comm_));
-      return Status::ok();
-    }
-    STRATA_MPI_CHECK(
-        MPI_Allgatherv(in, counts_[rank_], dt, out, counts_.data(), displs_.data(), dt, comm_));
-    return Status::ok();
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = in == static_cast<const char*>(out) + displs[rank_] * ts
+                       ? MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, counts_.data(),
+                                         displs_.data(), dt, comm_, &r)
+                       : MPI_Iallgatherv(in, counts_[rank_], dt, out, counts_.data(),
+                                         displs_.data(), dt, comm_, &r);
+    STRATA_RETURN_IF_ERROR(posted("MPI_Iallgatherv", rc));
+    return waitOne(r, "MPI_Iallgatherv", counts[rank_], type);
   }
 
+  // Large calls run the point-to-point ring (as allReduceStart does; mpi_ring.h), small ones
+  // recursive doubling (mpi_small.h: as fast as MPI_Allreduce, unlike a polled
+  // MPI_Iallreduce). The ring serves a blocking call only when no started one holds it.
   Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                    strataRedOp_t op) override {
+    if (count * dataTypeSize(type) >= kRingMinBytes && size_ > 1 && !ring_.active()) {
+      STRATA_RETURN_IF_ERROR(ring_.start(in, out, count, type, op));
+      Busy busy(this);  // the ring is this call's own now: progress() must not advance it
+      return ring_.wait(&IdleHook::idle);
+    }
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
-    const void* send = in == out ? MPI_IN_PLACE : in;
-    STRATA_MPI_CHECK(MPI_Allreduce(send, out, static_cast<int>(count), mpiDatatype(type),
-                                   mpiOp(type, op), comm_));
-    return Status::ok();
+    return smallAllReduce(comm_, rank_, size_, in, out, count, type, op, smallScratch_);
   }
 
   Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
                    int root) override {
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
     if (rank_ == root && in != out) std::memcpy(out, in, count * dataTypeSize(type));
-    STRATA_MPI_CHECK(MPI_Bcast(out, static_cast<int>(count), mpiDatatype(type), root, comm_));
-    return Status::ok();
+    MPI_Request r = MPI_REQUEST_NULL;
+    STRATA_RETURN_IF_ERROR(posted("MPI_Ibcast", MPI_Ibcast(out, static_cast<int>(count),
+                                                           mpiDatatype(type), root, comm_, &r)));
+    return waitOne(r, "MPI_Ibcast", count, type);
   }
 
   Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
                 int root) override {
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
     const bool inPlace = rank_ == root && in == out;
-    STRATA_MPI_CHECK(MPI_Reduce(inPlace ? MPI_IN_PLACE : in, rank_ == root ? out : nullptr,
-                                static_cast<int>(count), mpiDatatype(type), mpiOp(type, op), root,
-                                comm_));
-    return Status::ok();
+    MPI_Request r = MPI_REQUEST_NULL;
+    STRATA_RETURN_IF_ERROR(posted(
+        "MPI_Ireduce",
+        MPI_Ireduce(inPlace ? MPI_IN_PLACE : in, rank_ == root ? out : nullptr,
+                    static_cast<int>(count), mpiDatatype(type), mpiOp(type, op), root, comm_, &r)));
+    return waitOne(r, "MPI_Ireduce", count, type);
   }
 
   Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
@@ -98,9 +116,12 @@ class MpiFabric final : public Fabric {
     const MPI_Datatype dt = mpiDatatype(type);
     const bool inPlace =
         rank_ == root && out == static_cast<const char*>(in) + displs[rank_] * dataTypeSize(type);
-    STRATA_MPI_CHECK(MPI_Scatterv(in, counts_.data(), displs_.data(), dt,
-                                  inPlace ? MPI_IN_PLACE : out, counts_[rank_], dt, root, comm_));
-    return Status::ok();
+    MPI_Request r = MPI_REQUEST_NULL;
+    STRATA_RETURN_IF_ERROR(
+        posted("MPI_Iscatterv",
+               MPI_Iscatterv(in, counts_.data(), displs_.data(), dt, inPlace ? MPI_IN_PLACE : out,
+                             counts_[rank_], dt, root, comm_, &r)));
+    return waitOne(r, "MPI_Iscatterv", counts[rank_], type);
   }
 
   Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
@@ -109,12 +130,14 @@ class MpiFabric final : public Fabric {
     const MPI_Datatype dt = mpiDatatype(type);
     const bool inPlace =
         rank_ == root && in == static_cast<const char*>(out) + displs[rank_] * dataTypeSize(type);
-    STRATA_MPI_CHECK(MPI_Gatherv(inPlace ? MPI_IN_PLACE : in, counts_[rank_], dt, out,
-                                 counts_.data(), displs_.data(), dt, root, comm_));
-    return Status::ok();
+    MPI_Request r = MPI_REQUEST_NULL;
+    STRATA_RETURN_IF_ERROR(
+        posted("MPI_Igatherv", MPI_Igatherv(inPlace ? MPI_IN_PLACE : in, counts_[rank_], dt, out,
+                                            counts_.data(), displs_.data(), dt, root, comm_, &r)));
+    return waitOne(r, "MPI_Igatherv", counts[rank_], type);
   }
 
-  Status exchange(const PeerOp* ops, size_t n) override { return p2p_.run(ops, n); }
+  Status exchange(const PeerOp* ops, size_t n) override { return p2p_.run(ops, n, rank_, size_); }
 
   // Large calls run the point-to-point ring (mpi_ring.h: both link directions busy at once);
   // small ones MPI_Iallreduce, whose latency-bound algorithms suit them.
@@ -125,30 +148,39 @@ class MpiFabric final : public Fabric {
     }
     if (count > static_cast<size_t>(INT_MAX)) return tooLarge(count);
     const void* send = in == out ? MPI_IN_PLACE : in;
-    STRATA_MPI_CHECK(MPI_Iallreduce(send, out, static_cast<int>(count), mpiDatatype(type),
-                                    mpiOp(type, op), comm_, &request_));
-    return Status::ok();
+    startedCount_ = count;
+    startedType_ = type;
+    return posted("MPI_Iallreduce",
+                  MPI_Iallreduce(send, out, static_cast<int>(count), mpiDatatype(type),
+                                 mpiOp(type, op), comm_, &request_));
   }
 
   // A failure here is kept and returned by allReduceWait.
   void progress() override {
-    if (!testError_.isOk()) return;
+    // Re-entered from this fabric's own waits (the pipeline's IdleHook may name this fabric
+    // while it waits for the very allreduce it would test): the waiter advances it itself.
+    if (busy_ || !testError_.isOk()) return;
     if (ring_.active()) {
       testError_ = ring_.test();
     } else if (request_ != MPI_REQUEST_NULL) {
       int done = 0;
       const int rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) testError_ = mpiError("MPI_Test", rc, __FILE__, __LINE__);
+      if (rc != MPI_SUCCESS) {
+        request_ = MPI_REQUEST_NULL;  // abandoned: never waited on again
+        testError_ = mpiRequestError("MPI_Iallreduce (mpi fabric)", rc);
+      }
     }
   }
 
+  // Within the thread's deadline; after a failure nothing is left to wait on (abandoned).
   Status allReduceWait() override {
+    Busy busy(this);
     Status failed = testError_;
     testError_ = Status::ok();
-    Status ring = ring_.wait();  // after a failure too: leave nothing in flight
+    Status ring = ring_.wait(&IdleHook::idle);
     if (request_ != MPI_REQUEST_NULL) {
-      const int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS && failed.isOk()) failed = mpiError("MPI_Wait", rc, __FILE__, __LINE__);
+      Status st = waitOne(request_, "MPI_Iallreduce", startedCount_, startedType_);
+      if (failed.isOk()) failed = st;
     }
     if (!failed.isOk()) return failed;
     return ring;
@@ -168,6 +200,30 @@ class MpiFabric final : public Fabric {
     return Status::ok();
   }
 
+  // While set, progress() does nothing (see there).
+  struct Busy {
+    explicit Busy(MpiFabric* fabric) : f(fabric), saved(fabric->busy_) { f->busy_ = true; }
+    ~Busy() { f->busy_ = saved; }
+    MpiFabric* f;
+    bool saved;
+  };
+
+  // A collective request, polled within the thread's deadline.
+  Status waitOne(MPI_Request& r, const char* call, size_t count, strataDataType_t type) {
+    MpiWhat what;
+    what.call = call;
+    what.count = count;
+    what.type = dataTypeName(type);
+    what.owner = "mpi fabric";
+    what.rank = rank_;
+    what.size = size_;
+    return mpiWaitAll(1, &r, MPI_STATUSES_IGNORE, MpiRequestKind::kCollective, what,
+                      &IdleHook::idle);
+  }
+  static Status posted(const char* call, int rc) {
+    return rc == MPI_SUCCESS ? Status::ok() : mpiRequestError(call, rc);
+  }
+
   static Status tooLarge(size_t n) {
     return internalError("mpi fabric: " + std::to_string(n) + " elements exceed an MPI count");
   }
@@ -177,9 +233,13 @@ class MpiFabric final : public Fabric {
   std::vector<int> counts_, displs_;  // reused int copies, so no allocation per call
   static constexpr size_t kRingMinBytes = 64 << 10;
   MPI_Request request_ = MPI_REQUEST_NULL;  // a small allreduce in flight (allReduceStart)
-  RingAllReduce ring_;                      // a large one
-  PeerExchange p2p_;                        // exchange()
-  Status testError_ = Status::ok();         // a failed test of either, for allReduceWait
+  size_t startedCount_ = 0;                 // ... its count and type, for messages
+  strataDataType_t startedType_ = strataFloat32;
+  RingAllReduce ring_;               // a large one
+  std::vector<char> smallScratch_;   // smallAllReduce's receive buffer
+  PeerExchange p2p_;                 // exchange()
+  Status testError_ = Status::ok();  // a failed test of either, for allReduceWait
+  bool busy_ = false;                // in allReduceWait or a blocking ring allreduce
 };
 
 }  // namespace

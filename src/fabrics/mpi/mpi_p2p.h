@@ -19,11 +19,15 @@ namespace strata::fabric {
 class PeerExchange {
  public:
   explicit PeerExchange(MPI_Comm comm) : comm_(comm) {}
-  Status run(const PeerOp* ops, size_t n);
+  // Posts every operation and waits for all within the thread's deadline. rank/size: this
+  // member's position, for messages.
+  Status run(const PeerOp* ops, size_t n, int rank, int size);
 
  private:
+  Status checkCounts(const PeerOp* ops, size_t n);
   MPI_Comm comm_;
   std::vector<MPI_Request> requests_;  // reused: no allocation when steady
+  std::vector<MPI_Status> statuses_;
 };
 
 }  // namespace strata::fabric

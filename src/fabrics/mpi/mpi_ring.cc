@@ -6,6 +6,7 @@
 
 #include "common/datatype.h"
 #include "common/mpi_check.h"
+#include "common/mpi_wait.h"
 #include "common/reduce.h"
 #include "fabrics/mpi/mpi_types.h"
 
@@ -35,7 +36,9 @@ Status RingAllReduce::start(const void* in, void* out, size_t count, strataDataT
   }
   if (scratch_.size() < blockCount(0) * ts_) scratch_.resize(blockCount(0) * ts_);
   active_ = true;
-  return post();
+  Status posted = post();
+  if (!posted.isOk()) active_ = false;
+  return posted;
 }
 
 Status RingAllReduce::post() {
@@ -65,22 +68,61 @@ Status RingAllReduce::finish() {
     active_ = false;
     return Status::ok();
   }
-  return post();
+  Status posted = post();
+  if (!posted.isOk()) active_ = false;
+  return posted;
+}
+
+Status RingAllReduce::checkReceived(const MPI_Status& st) {
+  const bool rs = step_ < size_ - 1;
+  const int t = rs ? step_ : step_ - (size_ - 1);
+  const int recvBlock = rs ? mod(rank_ - t - 1) : mod(rank_ - t);
+  int got = 0;
+  MPI_Get_count(&st, mpiDatatype(type_), &got);
+  if (static_cast<size_t>(got) == blockCount(recvBlock)) return Status::ok();
+  // A shorter message than the block: the peer's allreduce has another count.
+  active_ = false;
+  return invalidUsage("mpi ring allreduce (step " + std::to_string(step_) + "): member " +
+                      std::to_string(mod(rank_ - 1)) + " sent " + std::to_string(got) +
+                      " elements where this member expects " +
+                      std::to_string(blockCount(recvBlock)) + " of its " + std::to_string(count_) +
+                      "; the ranks disagree on the allreduce's count or type");
 }
 
 Status RingAllReduce::test() {
   while (active_) {
     int done = 0;
-    STRATA_MPI_CHECK(MPI_Testall(2, reqs_, &done, MPI_STATUSES_IGNORE));
+    MPI_Status st[2];
+    const int rc = MPI_Testall(2, reqs_, &done, st);
+    if (rc != MPI_SUCCESS) {
+      active_ = false;
+      return mpiRequestError("mpi ring allreduce (step " + std::to_string(step_) + ")", rc);
+    }
     if (!done) return Status::ok();
+    STRATA_RETURN_IF_ERROR(checkReceived(st[0]));
     STRATA_RETURN_IF_ERROR(finish());
   }
   return Status::ok();
 }
 
-Status RingAllReduce::wait() {
+Status RingAllReduce::wait(void (*idle)()) {
   while (active_) {
-    STRATA_MPI_CHECK(MPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE));
+    MPI_Status st[2];
+    MpiWhat what;
+    what.call = "MPI_Irecv/MPI_Isend of the ring allreduce";
+    what.count = count_;
+    what.type = dataTypeName(type_);
+    what.owner = step_ < size_ - 1 ? "mpi ring, reduce-scatter" : "mpi ring, all-gather";
+    what.rank = rank_;
+    what.size = size_;
+    what.peer = mod(rank_ - 1);  // the one this member waits to hear from
+    const Status waited = mpiWaitAll(2, reqs_, st, MpiRequestKind::kPointToPoint, what, idle);
+    if (!waited.isOk()) {
+      active_ = false;  // abandoned (mpi_wait.h): never waited on again
+      return waited.withContext("ring step " + std::to_string(step_) + " of " +
+                                std::to_string(2 * (size_ - 1)));
+    }
+    STRATA_RETURN_IF_ERROR(checkReceived(st[0]));
     STRATA_RETURN_IF_ERROR(finish());
   }
   return Status::ok();

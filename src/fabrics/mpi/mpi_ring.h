@@ -36,12 +36,18 @@ class RingAllReduce {
   Status start(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op);
   // Advances it as far as completed messages allow; returns an error from MPI.
   Status test();
-  Status wait();
+  // Waits until done, within the thread's deadline (common/deadline.h); `idle` runs between
+  // polls. On expiry or any failure the messages in flight are abandoned and the ring is
+  // inactive (it may be started again only after the peers have failed too: the communicator
+  // is then in its error state anyway). A received block of the wrong length (peers that
+  // disagree on the count) is strataInvalidUsage.
+  Status wait(void (*idle)() = nullptr);
   bool active() const { return active_; }
 
  private:
   Status post();    // posts the current step's send and receive
   Status finish();  // after both completed: reduces (reduce-scatter) and moves on
+  Status checkReceived(const MPI_Status& st);  // the receive of the current step
   size_t blockStart(int b) const;
   size_t blockCount(int b) const { return blockStart(b + 1) - blockStart(b); }
   int mod(int x) const { return ((x % size_) + size_) % size_; }

@@ -10,10 +10,10 @@
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
-#include "common/mpi_check.h"
 #include "common/reduce.h"
 #include "fabrics/mpi/mpi_fabric.h"
 #include "fabrics/shm/shm_barrier.h"
+#include "fabrics/shm/shm_segment.h"
 
 // Protocol. Every operation on a piece ("round") uses one of the two slot buffers, alternating
 // (round k uses buffer k % 2), and has at least one barrier (a direct allreduce, too). Within a
@@ -23,20 +23,34 @@
 // overwrites what another still reads, with one barrier per round for reduce-scatter and
 // all-gather and two for allreduce (whose reduced shards are read back by everyone).
 //
-// Layout of the window: member 0's segment starts with the barrier state; every member's
-// segment then holds its two slots, 64-byte aligned.
+// Every barrier also publishes the member's call (shm_barrier.h): after it, a member whose call
+// differs from another's (count, type, op, operation, per-member counts) fails the call on every
+// member with strataInvalidUsage before anyone reads another member's slot, instead of reducing
+// mismatched ranges into a silent wrong answer.
+//
+// The segment is strata's own POSIX shared memory (shm_segment.h), not an MPI window: mapping
+// and unmapping it is local, so strataCommAbort never waits on a peer, and its name is unlinked
+// as soon as every member has mapped it, so /dev/shm holds nothing of strata's after init,
+// whatever happens to the job later. Layout (every part page-aligned, so each member's slots are
+// on pages of its own, first touched by their owner): the members' lines (ShmMemberLine, two
+// cache lines each), then member j's two slots.
 
 namespace strata::fabric {
 namespace {
 
-constexpr size_t kHeader = sizeof(ShmBarrierState) > 64 ? sizeof(ShmBarrierState) : 64;
 constexpr size_t kAlign = 64;
+constexpr size_t kPage = 4096;
 // Allreduces up to this size take the one-barrier path (allReduceDirect). Keep in step with
 // the cost model (decompose/cost_model.cc, kShmDirectBytes).
 constexpr size_t kDirectBytes = 16 << 10;
 // Between blocks of this many bytes a copy or reduction lets the pipeline's other fabric
 // progress (IdleHook): a 256 KiB block takes ~20-50 us, well under a network message's time.
 constexpr size_t kIdleBlockBytes = 256 << 10;
+
+// ShmCall::kind.
+enum : uint32_t { kOpAllReduce = 1, kOpReduceScatter = 2, kOpAllGather = 3 };
+
+size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 void copy(void* dst, const void* src, size_t bytes) {
   for (size_t off = 0; off < bytes; off += kIdleBlockBytes) {
@@ -46,11 +60,28 @@ void copy(void* dst, const void* src, size_t bytes) {
   }
 }
 
+std::string describe(const ShmCall& c) {
+  static const char* const kinds[] = {"?", "allreduce", "reduce-scatter", "all-gather"};
+  std::string s = kinds[c.kind <= 3 ? c.kind : 0];
+  s += " of " + std::to_string(c.count) + " " + dataTypeName(static_cast<strataDataType_t>(c.type));
+  if (c.kind != kOpAllGather) {
+    s += std::string(" (") + redOpName(static_cast<strataRedOp_t>(c.op)) + ")";
+  }
+  return s;
+}
+
+uint64_t hashCounts(const size_t* counts, int n) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the counts
+  for (int j = 0; j < n; ++j) {
+    h = (h ^ static_cast<uint64_t>(counts[j])) * 1099511628211ull;
+  }
+  return h | 1;  // never 0 (0 means "no per-member counts")
+}
+
 class ShmFabric final : public Fabric {
  public:
-  ShmFabric(MPI_Comm comm, int rank, int size, size_t slotBytes, std::unique_ptr<Fabric> mpi)
+  ShmFabric(int rank, int size, size_t slotBytes, std::unique_ptr<Fabric> mpi)
       : mpi_(std::move(mpi)),
-        comm_(comm),
         rank_(rank),
         size_(size),
         slotBytes_(slotBytes),
@@ -59,42 +90,25 @@ class ShmFabric final : public Fabric {
         blockSrcs_(size),
         pos_(size + 1) {}
 
-  // MPI_Win_free is collective: an abandoned fabric leaves its window to MPI's own cleanup
-  // rather than wait for members that may never free theirs.
-  ~ShmFabric() override {
-    if (win_ != MPI_WIN_NULL && !abandoned_) MPI_Win_free(&win_);
-  }
-  void abandon() override {
-    abandoned_ = true;
-    mpi_->abandon();
-  }
+  // Unmapping is local: nothing here waits on a peer, abandoned or not.
+  ~ShmFabric() override = default;
+  void abandon() override { mpi_->abandon(); }
 
-  Status init() {
-    const size_t mine = (rank_ == 0 ? kHeader : 0) + 2 * slotBytes_;
-    MPI_Info info;
-    STRATA_MPI_CHECK(MPI_Info_create(&info));
-    // Each member's segment on its own pages (first touch by its owner), not one block.
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void* base = nullptr;
-    const int rc =
-        MPI_Win_allocate_shared(static_cast<MPI_Aint>(mine), 1, info, comm_, &base, &win_);
-    MPI_Info_free(&info);
-    STRATA_MPI_CHECK(rc);
+  // Collective over `b`: maps the group's segment.
+  Status init(boot::Bootstrap& b) {
+    const size_t header = roundUp(sizeof(ShmMemberLine) * static_cast<size_t>(size_), kPage);
+    const size_t perMember = roundUp(2 * slotBytes_, kPage);
+    STRATA_ASSIGN_OR_RETURN(segment_,
+                            ShmSegment::create(b, header + perMember * static_cast<size_t>(size_)));
+    char* base = static_cast<char*>(segment_.data());
+    lines_ = reinterpret_cast<ShmMemberLine*>(base);
+    // Fresh tmpfs pages read as zero: every epoch starts at 0 (ShmMemberLine's own initial
+    // state), with no constructor run that could race with a member already waiting.
     for (int j = 0; j < size_; ++j) {
-      MPI_Aint bytes = 0;
-      int disp = 0;
-      void* seg = nullptr;
-      STRATA_MPI_CHECK(MPI_Win_shared_query(win_, j, &bytes, &disp, &seg));
-      char* p = static_cast<char*>(seg);
-      if (j == 0) {
-        barrier_ = reinterpret_cast<ShmBarrierState*>(p);
-        p += kHeader;
-      }
+      char* p = base + header + perMember * static_cast<size_t>(j);
       slots_[2 * j] = p;
       slots_[2 * j + 1] = p + slotBytes_;
     }
-    if (rank_ == 0) new (barrier_) ShmBarrierState();
-    STRATA_MPI_CHECK(MPI_Barrier(comm_));  // the barrier state exists before anyone uses it
     return Status::ok();
   }
 
@@ -105,20 +119,22 @@ class ShmFabric final : public Fabric {
   Status allReduce(const void* in, void* out, size_t count, strataDataType_t type,
                    strataRedOp_t op) override {
     const size_t ts = dataTypeSize(type);
+    call_ =
+        ShmCall{kOpAllReduce, static_cast<uint32_t>(type), static_cast<uint32_t>(op), -1, count, 0};
     if (count * ts <= kDirectBytes) return allReduceDirect(in, out, count, type, op);
     const size_t cap = slotBytes_ / ts;
     for (size_t off = 0; off < count; off += cap) {
       const size_t n = std::min(cap, count - off);
       const int b = nextBuffer();
       copy(slot(rank_, b), at(in, off, ts), n * ts);
-      sync();
+      STRATA_RETURN_IF_ERROR(sync());
       // My shard, with boundaries on cache lines so no two ranks write one line of slot 0.
       const size_t lo = shardStart(rank_, n, ts), hi = shardStart(rank_ + 1, n, ts);
       if (hi > lo) {
         for (int j = 0; j < size_; ++j) srcs_[j] = at(slot(j, b), lo, ts);
         reduce(at(slot(0, b), lo, ts), hi - lo, type, op);
       }
-      sync();
+      STRATA_RETURN_IF_ERROR(sync());
       copy(at(out, off, ts), slot(0, b), n * ts);
     }
     return Status::ok();
@@ -132,7 +148,7 @@ class ShmFabric final : public Fabric {
     const int b = nextBuffer();
     const size_t bytes = count * dataTypeSize(type);
     std::memcpy(slot(rank_, b), in, bytes);
-    sync();
+    STRATA_RETURN_IF_ERROR(sync());
     for (int j = 0; j < size_; ++j) srcs_[j] = slot(j, b);
     reduceMany(out, srcs_.data(), size_, count, type, op);
     return Status::ok();
@@ -164,6 +180,8 @@ class ShmFabric final : public Fabric {
   Status reduceScatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                        strataDataType_t type, strataRedOp_t op) override {
     const size_t ts = dataTypeSize(type);
+    call_ = ShmCall{kOpReduceScatter, static_cast<uint32_t>(type), static_cast<uint32_t>(op), -1,
+                    total(counts),    hashCounts(counts, size_)};
     const size_t rounds = roundsFor(counts, ts);
     for (size_t c = 0; c < rounds; ++c) {
       const int b = nextBuffer();
@@ -172,7 +190,7 @@ class ShmFabric final : public Fabric {
         copy(at(slot(rank_, b), pos_[j], ts), at(in, displs[j] + first(counts[j], c, rounds), ts),
              (pos_[j + 1] - pos_[j]) * ts);
       }
-      sync();
+      STRATA_RETURN_IF_ERROR(sync());
       const size_t n = pos_[rank_ + 1] - pos_[rank_];
       if (n == 0) continue;
       for (int j = 0; j < size_; ++j) srcs_[j] = at(slot(j, b), pos_[rank_], ts);
@@ -184,13 +202,15 @@ class ShmFabric final : public Fabric {
   Status allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
                    strataDataType_t type) override {
     const size_t ts = dataTypeSize(type);
+    call_ = ShmCall{kOpAllGather,  static_cast<uint32_t>(type), 0, -1,
+                    total(counts), hashCounts(counts, size_)};
     const size_t rounds = roundsFor(counts, ts);
     for (size_t c = 0; c < rounds; ++c) {
       const int b = nextBuffer();
       layout(counts, c, rounds);
       copy(at(slot(0, b), pos_[rank_], ts), at(in, first(counts[rank_], c, rounds), ts),
            (pos_[rank_ + 1] - pos_[rank_]) * ts);
-      sync();
+      STRATA_RETURN_IF_ERROR(sync());
       for (int j = 0; j < size_; ++j) {
         // In place, my own block already holds these bytes: skip the copy onto itself.
         char* dst = at(out, displs[j] + first(counts[j], c, rounds), ts);
@@ -216,7 +236,25 @@ class ShmFabric final : public Fabric {
     }
   }
   int nextBuffer() { return static_cast<int>(round_++ & 1); }
-  void sync() { shmBarrier(*barrier_, size_); }
+  // A barrier that also checks that every member is in the same call (shm_barrier.h).
+  Status sync() {
+    const uint64_t epoch = ++epoch_;
+    STRATA_RETURN_IF_ERROR(shmBarrier(lines_, size_, rank_, epoch, call_));
+    const int j = shmFirstDiffering(lines_, size_, epoch, call_);
+    if (j < 0) return Status::ok();
+    const ShmCall theirs = lines_[j].call[epoch & 1];
+    return invalidUsage("the ranks disagree on a collective (shm fabric, barrier " +
+                        std::to_string(epoch) + "): member " + std::to_string(j) + " runs " +
+                        describe(theirs) + ", member " + std::to_string(rank_) + " runs " +
+                        describe(call_) +
+                        (theirs.shape != call_.shape ? " (with other per-member counts)" : "") +
+                        "; every rank must make the same calls");
+  }
+  size_t total(const size_t* counts) const {
+    size_t t = 0;
+    for (int j = 0; j < size_; ++j) t += counts[j];
+    return t;
+  }
 
   size_t shardStart(int member, size_t n, size_t ts) const {
     if (member >= size_) return n;
@@ -228,10 +266,9 @@ class ShmFabric final : public Fabric {
   // Rounds so that one round's pieces fit a slot: a round holds at most total/K + p elements
   // (each block's piece is its share rounded up by at most one).
   size_t roundsFor(const size_t* counts, size_t ts) const {
-    size_t total = 0;
-    for (int j = 0; j < size_; ++j) total += counts[j];
+    const size_t all = total(counts);
     const size_t cap = slotBytes_ / ts - static_cast<size_t>(size_);  // slotBytes >> p * ts
-    return total == 0 ? 0 : (total + cap - 1) / cap;
+    return all == 0 ? 0 : (all + cap - 1) / cap;
   }
   static size_t first(size_t count, size_t c, size_t rounds) {
     // floor(count * c / rounds) without overflowing: (count % rounds) * c < rounds^2.
@@ -246,13 +283,13 @@ class ShmFabric final : public Fabric {
   }
 
   std::unique_ptr<Fabric> mpi_;  // the rooted operations and point-to-point
-  MPI_Comm comm_;                // the group's bootstrap's
   int rank_, size_;
   size_t slotBytes_;
-  MPI_Win win_ = MPI_WIN_NULL;
-  ShmBarrierState* barrier_ = nullptr;
-  bool abandoned_ = false;
-  std::vector<char*> slots_;                   // [2 * member + buffer]
+  ShmSegment segment_;              // the mapping; unmapped (locally) with the fabric
+  ShmMemberLine* lines_ = nullptr;  // every member's line, at the segment's start
+  ShmCall call_;                    // the call this member is in, published at each barrier
+  uint64_t epoch_ = 0;              // barriers so far
+  std::vector<char*> slots_;        // [2 * member + buffer]
   std::vector<const void*> srcs_, blockSrcs_;  // reused: no allocation per call
   std::vector<size_t> pos_;
   uint64_t round_ = 0;
@@ -271,24 +308,14 @@ FabricTraits shmTraits() {
 
 StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& b, Fabric*,
                                                   const FabricOptions& options) {
-  const MPI_Comm group = boot::mpiCommOf(b);
-  if (group == MPI_COMM_NULL) return invalidArgument("fabric shm needs an MPI control plane");
-  const int rank = b.rank(), size = b.size();
-  int local = 0;
-  size_t slotBytes = options.shmSlotBytes;
-  MPI_Comm node = MPI_COMM_NULL;
-  STRATA_MPI_CHECK(MPI_Comm_split_type(group, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
-  if (local != size) {
-    return invalidArgument("shm fabric: the group's " + std::to_string(size) +
-                           " ranks do not all share memory (" + std::to_string(local) +
-                           " of them share this rank's host); use fabric mpi for this level");
+  if (boot::mpiCommOf(b) == MPI_COMM_NULL) {
+    return invalidArgument("fabric shm needs an MPI control plane");
   }
-  slotBytes = std::max<size_t>(slotBytes, 64 * 1024) / kAlign * kAlign;
+  const int rank = b.rank(), size = b.size();
+  const size_t slotBytes = std::max<size_t>(options.shmSlotBytes, 64 * 1024) / kAlign * kAlign;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Fabric> mpi, createMpiFabric(b, nullptr, options));
-  auto f = std::make_unique<ShmFabric>(group, rank, size, slotBytes, std::move(mpi));
-  STRATA_RETURN_IF_ERROR(f->init());
+  auto f = std::make_unique<ShmFabric>(rank, size, slotBytes, std::move(mpi));
+  STRATA_RETURN_IF_ERROR(f->init(b));
   STRATA_TRACE(kSubsysFabric, "shm fabric: %d members, 2 slots of %zu bytes each", size, slotBytes);
   return std::unique_ptr<Fabric>(std::move(f));
 }

@@ -1,5 +1,5 @@
-// The `shm` fabric: the ranks of one host combine through an MPI-3 shared window
-// (MPI_Win_allocate_shared), without MPI on the fast path.
+// The `shm` fabric: the ranks of one host combine through a shared-memory segment of strata's
+// own (shm_segment.h), without MPI on the fast path.
 //
 // Each member owns two slots of `slotBytes` in the window (double buffering: see the protocol
 // in shm_fabric.cc). An allreduce copies its input into its slot once; then every member
@@ -18,9 +18,9 @@ namespace strata::fabric {
 // Host memory, one host, synchronous; costed as copies through shared slots.
 FabricTraits shmTraits();
 
-// Collective over `group` (an MPI bootstrap: the window is MPI's). Fails (on every member)
-// when the group's ranks do not all share memory, i.e. span hosts. Slots of
-// options.shmSlotBytes.
+// Collective over `group` (an MPI bootstrap: the rooted operations and point-to-point run on
+// its communicator). Fails (on every member) when the group's ranks do not all share memory,
+// i.e. span hosts (a member cannot open the segment). Slots of options.shmSlotBytes.
 StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& group, Fabric* host,
                                                   const FabricOptions& options);
 

@@ -1,0 +1,96 @@
+// Deadlines: no wait in strata lasts longer than STRATA_TIMEOUT for its peers.
+//
+// A deadline belongs to a thread and a scope: the issuing thread (or the progress thread) opens
+// a Scope for one collective, and every wait below it (the shm fabric's barrier, a polled MPI
+// request, a bootstrap collective) asks Poll::expired() while it spins or yields. Like
+// fabric::IdleHook, scopes nest and restore the previous one; an inner scope never extends an
+// outer deadline (the earlier one wins), so a setup collective inside a call cannot outlive
+// the call.
+//
+// A scope may also carry a cancel flag (the communicator's, set by strataCommAbort from
+// another thread): a wait then ends as soon as it is set, without waiting for the clock.
+//
+// Cost: Poll reads the clock once every kClockEvery calls, so a waiter that spins pays a
+// counter increment per spin; one that yields pays a clock read per yield (tens of ns).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace strata::deadline {
+
+using Clock = std::chrono::steady_clock;
+
+// STRATA_TIMEOUT in seconds (read once); 0 means no deadline. A malformed or negative value
+// logs a warning and gives the default.
+double configuredSeconds();
+// Parses a STRATA_TIMEOUT value: a non-negative decimal number of seconds, fractional
+// allowed ("2", "0.5", "600"). False when malformed.
+bool parseSeconds(const std::string& text, double* out);
+
+class Scope {
+ public:
+  // seconds <= 0: no deadline of its own (an outer one still applies). cancel: optional.
+  explicit Scope(double seconds, const std::atomic<bool>* cancel = nullptr);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  // Whether this thread has a deadline (or a cancel flag) in force.
+  static bool active();
+  // Whether it has passed (or the cancel flag is set). Reads the clock.
+  static bool expired();
+  // Whether the cancel flag is set (the error then says aborted, not timed out).
+  static bool cancelled();
+  // The budget of the innermost scope with a deadline, in seconds (for messages).
+  static double seconds();
+
+ private:
+  Clock::time_point savedAt_;
+  double savedSeconds_;
+  bool savedHas_;
+  const std::atomic<bool>* savedCancel_;
+};
+
+// A Scope of STRATA_TIMEOUT when the thread has none in force (bootstrap collectives at
+// init, outside any call); otherwise nothing.
+class DefaultScope {
+ public:
+  DefaultScope() {
+    if (!Scope::active()) scope_ = new (storage_) Scope(configuredSeconds());
+  }
+  ~DefaultScope() {
+    if (scope_ != nullptr) scope_->~Scope();
+  }
+  DefaultScope(const DefaultScope&) = delete;
+  DefaultScope& operator=(const DefaultScope&) = delete;
+
+ private:
+  alignas(Scope) unsigned char storage_[sizeof(Scope)];
+  Scope* scope_ = nullptr;
+};
+
+// One waiter's checks: expired() reads the clock every kClockEvery calls only.
+class Poll {
+ public:
+  static constexpr unsigned kClockEvery = 64;
+  bool expired() {
+    if (++calls_ % kClockEvery != 0) return false;
+    return Scope::expired();
+  }
+  // Reads the clock now (after a yield, which costs more than the read).
+  bool expiredNow() { return Scope::expired(); }
+
+ private:
+  unsigned calls_ = 0;
+};
+
+// The status of a wait that ended on the deadline (strataRemoteError): "timed out after 2 s
+// (STRATA_TIMEOUT) <what>", or "aborted (strataCommAbort) while <what>" when cancelled.
+Status expiredError(const std::string& what);
+
+}  // namespace strata::deadline

@@ -1,0 +1,90 @@
+// The deadline facility (common/deadline.h): parsing STRATA_TIMEOUT, scopes that nest (the
+// earlier deadline wins, and leaving a scope restores the outer one), the cancel flag, and the
+// message of an expired wait.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "common/deadline.h"
+
+namespace {
+
+using strata::deadline::Poll;
+using strata::deadline::Scope;
+
+}  // namespace
+
+TEST_CASE("STRATA_TIMEOUT values parse as non-negative decimal seconds", "[deadline]") {
+  double v = -1;
+  CHECK(strata::deadline::parseSeconds("2", &v));
+  CHECK(v == 2);
+  CHECK(strata::deadline::parseSeconds("0.25", &v));
+  CHECK(v == 0.25);
+  CHECK(strata::deadline::parseSeconds("0", &v));
+  CHECK(v == 0);
+  v = 7;
+  for (const char* bad : {"", "-1", "1e3", "inf", "nan", "2s", " 2", "0x10", "."}) {
+    CHECK_FALSE(strata::deadline::parseSeconds(bad, &v));
+  }
+  CHECK(v == 7);  // left alone on failure
+}
+
+TEST_CASE("a deadline scope expires after its seconds, and only then", "[deadline]") {
+  CHECK_FALSE(Scope::active());
+  {
+    Scope s(0.05);
+    CHECK(Scope::active());
+    CHECK_FALSE(Scope::expired());
+    std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    CHECK(Scope::expired());
+    const strata::Status st = strata::deadline::expiredError("waiting for x");
+    CHECK(st.code() == strata::Code::kRemoteError);
+    CHECK(st.message() == "timed out after 0.05 s (STRATA_TIMEOUT) waiting for x");
+  }
+  CHECK_FALSE(Scope::active());
+  CHECK_FALSE(Scope::expired());
+}
+
+TEST_CASE("nested scopes: the earlier deadline wins and the outer one comes back", "[deadline]") {
+  Scope outer(0.05);
+  {
+    Scope inner(100);  // cannot extend the outer deadline
+    std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    CHECK(Scope::expired());
+  }
+  CHECK(Scope::expired());
+  Scope none(0);  // no deadline of its own: the outer one still applies
+  CHECK(Scope::expired());
+}
+
+TEST_CASE("scopes are per thread; a zero timeout waits for ever", "[deadline]") {
+  Scope s(0.01);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK(Scope::expired());
+  bool otherActive = true;
+  std::thread([&] { otherActive = Scope::active(); }).join();
+  CHECK_FALSE(otherActive);
+  std::thread([] {
+    Scope forever(0);
+    CHECK_FALSE(Scope::active());
+    CHECK_FALSE(Scope::expired());
+  }).join();
+}
+
+TEST_CASE("the cancel flag ends a wait at once and says aborted", "[deadline]") {
+  std::atomic<bool> cancel{false};
+  Scope s(100, &cancel);
+  CHECK_FALSE(Scope::expired());
+  cancel = true;
+  CHECK(Scope::expired());
+  CHECK(strata::deadline::expiredError("x").message() == "aborted (strataCommAbort) while x");
+}
+
+TEST_CASE("Poll reads the clock only every kClockEvery calls", "[deadline]") {
+  Scope s(0.001);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Poll p;
+  for (unsigned i = 1; i < Poll::kClockEvery; ++i) CHECK_FALSE(p.expired());
+  CHECK(p.expired());
+  CHECK(p.expiredNow());
+}
