@@ -300,11 +300,13 @@ TEST_CASE("nvidia-smi: errors name the file, the line and the problem", "[nvsmi]
              ":4: row mlx5_0: cell 'SYS' under GPU1 differs from 'NODE' in row GPU1 under mlx5_0");
   // Affinities are ascending ranges (tests/data/regressions/nvsmi_cpu_range_35-0.txt).
   for (const char* bad : {"35-0", "0-", "-3", "0,,4", "0-3,", "a-b", "99999999999999999999"}) {
-    checkError(header + "GPU0\t X \tNV2\tNODE\t" + bad + "\t0\n", "CPU Affinity '" + std::string(bad) + "' is not a list");
+    checkError(header + "GPU0\t X \tNV2\tNODE\t" + bad + "\t0\n",
+               "CPU Affinity '" + std::string(bad) + "' is not a list");
   }
   checkError(header + "GPU0\t X \tNV2\tNODE\t0-7\t1-0\n", "NUMA Affinity '1-0' is not a list");
   // Numbers too long for an int once threw std::out_of_range out of std::stoi: a crash.
-  checkError("\tGPU0\tGPU99999999999\tCPU Affinity\n", ":1: device GPU99999999999: gpu index above");
+  checkError("\tGPU0\tGPU99999999999\tCPU Affinity\n",
+             ":1: device GPU99999999999: gpu index above");
   const std::string ok = "GPU0\t X \tNV2\tNODE\t0-7\t0\nGPU1\tNV2\t X \tNODE\t0-7\t";
   checkError(header + ok + "99999999999999999999\n", "NUMA Affinity '99999999999999999999'");
   // A trailing N/A and a plain number both read.
