@@ -2,6 +2,9 @@
 
 #include <sched.h>
 
+#include <mutex>
+#include <vector>
+
 #include "common/deadline.h"
 #include "common/log.h"
 
@@ -23,6 +26,50 @@ void abandon(int n, MPI_Request* reqs, MpiRequestKind kind) {
     reqs[i] = MPI_REQUEST_NULL;  // never waited on again
   }
 }
+
+// Open MPI 4.1 reports a failed nonblocking collective (libnbc: a truncated piece when ranks
+// disagree on a count) through MPI_COMM_WORLD's error handler, not the request's
+// communicator's, and that handler is MPI_ERRORS_ARE_FATAL by default: the job would abort
+// where strata can return an error. So while strata waits on collective requests, the world's
+// handler is MPI_ERRORS_RETURN. Process-wide and counted: the first waiter saves the user's
+// handler and sets it, the last one restores it (waits on several threads overlap). A user's
+// own MPI call on another thread in that window gets an error code instead of aborting.
+class WorldErrorsReturn {
+ public:
+  WorldErrorsReturn() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (users()++ == 0) {
+      MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved());
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+  }
+  ~WorldErrorsReturn() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--users() == 0) {
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved());
+      MPI_Errhandler_free(&saved());
+    }
+  }
+  WorldErrorsReturn(const WorldErrorsReturn&) = delete;
+  WorldErrorsReturn& operator=(const WorldErrorsReturn&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& users() {
+    static int n = 0;
+    return n;
+  }
+  static MPI_Errhandler& saved() {
+    static MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+    return h;
+  }
+};
+
+Status waitLoop(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind kind,
+                const MpiWhat& what, void (*idle)());
 
 }  // namespace
 
@@ -52,6 +99,24 @@ std::string MpiWhat::describe() const {
 
 Status mpiWaitAll(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind kind,
                   const MpiWhat& what, void (*idle)()) {
+  // Statuses are needed to tell a truncation (ranks that disagree) from other failures: an
+  // error of MPI_Testall is only MPI_ERR_IN_STATUS, the request's own code is in its status.
+  constexpr int kLocal = 8;
+  MPI_Status local[kLocal];
+  std::vector<MPI_Status> many;
+  if (statuses == MPI_STATUSES_IGNORE) {
+    if (n > kLocal) many.resize(static_cast<size_t>(n));
+    statuses = n > kLocal ? many.data() : local;
+  }
+  if (kind != MpiRequestKind::kCollective) return waitLoop(n, reqs, statuses, kind, what, idle);
+  WorldErrorsReturn returnErrors;
+  return waitLoop(n, reqs, statuses, kind, what, idle);
+}
+
+namespace {
+
+Status waitLoop(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind kind,
+                const MpiWhat& what, void (*idle)()) {
   deadline::Poll poll;
   for (unsigned polls = 0;; ++polls) {
     int done = 0;
@@ -82,5 +147,7 @@ Status mpiWaitAll(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind
     return deadline::expiredError("waiting for " + what.describe());
   }
 }
+
+}  // namespace
 
 }  // namespace strata

@@ -48,7 +48,15 @@ constexpr size_t kDirectBytes = 16 << 10;
 constexpr size_t kIdleBlockBytes = 256 << 10;
 
 // ShmCall::kind.
-enum : uint32_t { kOpAllReduce = 1, kOpReduceScatter = 2, kOpAllGather = 3 };
+enum : uint32_t {
+  kOpAllReduce = 1,
+  kOpReduceScatter = 2,
+  kOpAllGather = 3,
+  kOpBroadcast = 4,
+  kOpReduce = 5,
+  kOpScatter = 6,
+  kOpGather = 7
+};
 
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -61,12 +69,14 @@ void copy(void* dst, const void* src, size_t bytes) {
 }
 
 std::string describe(const ShmCall& c) {
-  static const char* const kinds[] = {"?", "allreduce", "reduce-scatter", "all-gather"};
-  std::string s = kinds[c.kind <= 3 ? c.kind : 0];
+  static const char* const kinds[] = {"?",         "allreduce", "reduce-scatter", "all-gather",
+                                      "broadcast", "reduce",    "scatter",        "gather"};
+  std::string s = kinds[c.kind <= kOpGather ? c.kind : 0];
   s += " of " + std::to_string(c.count) + " " + dataTypeName(static_cast<strataDataType_t>(c.type));
-  if (c.kind != kOpAllGather) {
+  if (c.kind == kOpAllReduce || c.kind == kOpReduceScatter || c.kind == kOpReduce) {
     s += std::string(" (") + redOpName(static_cast<strataRedOp_t>(c.op)) + ")";
   }
+  if (c.root >= 0) s += " from root " + std::to_string(c.root);
   return s;
 }
 
@@ -157,20 +167,29 @@ class ShmFabric final : public Fabric {
   // The rooted operations and point-to-point go through MPI on the group's communicator (its
   // shared-memory transport): a broadcast of weights or a reduce to one rank is rare next to
   // the allreduces, reduce-scatters and all-gathers the slots serve.
+  // Each first passes one shm barrier that publishes the call: MPI cannot tell members that
+  // disagree on the root (each would move data from its own idea of it, and succeed), the
+  // barrier can. One barrier is ~1 us next to the MPI call.
   Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
                    int root) override {
+    STRATA_RETURN_IF_ERROR(agreeRooted(kOpBroadcast, type, 0, root, count, 0));
     return mpi_->broadcast(in, out, count, type, root);
   }
   Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
                 int root) override {
+    STRATA_RETURN_IF_ERROR(agreeRooted(kOpReduce, type, op, root, count, 0));
     return mpi_->reduce(in, out, count, type, op, root);
   }
   Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                  strataDataType_t type, int root) override {
+    STRATA_RETURN_IF_ERROR(
+        agreeRooted(kOpScatter, type, 0, root, total(counts), hashCounts(counts, size_)));
     return mpi_->scatter(in, out, counts, displs, type, root);
   }
   Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
                 strataDataType_t type, int root) override {
+    STRATA_RETURN_IF_ERROR(
+        agreeRooted(kOpGather, type, 0, root, total(counts), hashCounts(counts, size_)));
     return mpi_->gather(in, out, counts, displs, type, root);
   }
   Status exchange(const PeerOp* ops, size_t n) override { return mpi_->exchange(ops, n); }
@@ -236,6 +255,12 @@ class ShmFabric final : public Fabric {
     }
   }
   int nextBuffer() { return static_cast<int>(round_++ & 1); }
+  Status agreeRooted(uint32_t kind, strataDataType_t type, int op, int root, size_t count,
+                     uint64_t shape) {
+    call_ =
+        ShmCall{kind, static_cast<uint32_t>(type), static_cast<uint32_t>(op), root, count, shape};
+    return sync();
+  }
   // A barrier that also checks that every member is in the same call (shm_barrier.h).
   Status sync() {
     const uint64_t epoch = ++epoch_;
