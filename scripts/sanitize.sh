@@ -79,7 +79,7 @@ case "$kind" in
     ;;
   tsan)
     sanitizers=thread
-    export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
+    export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0:history_size=7"
     export OMPI_MCA_memory="^patcher"
     mpi_regex="$(join "${tsan_mpi[@]}")"
     # The engine's unit tests come as a binary of their own (strata_engine_tests).

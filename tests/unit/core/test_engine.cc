@@ -38,7 +38,7 @@ TEST_CASE("engine: queued calls run in submission order, threaded or inline", "[
     CHECK(tickets.front() == 1);
     CHECK(tickets.back() == 50);
     CHECK(e.wait(tickets[20]).isOk());
-    CHECK(order.size() >= 21);  // at least up to ticket 21 ran
+    // (Not order.size() here: the progress thread may be appending to it.)
     CHECK(e.drain().isOk());
     REQUIRE(order.size() == 50);
     for (int i = 0; i < 50; ++i) CHECK(order[i] == i);
