@@ -3,12 +3,30 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <limits>
 #include <set>
+#include <stdexcept>
 
 namespace strata::topo {
 namespace {
 
 using nlohmann::json;
+
+// An integer field, or `fallback` when absent. json::value() would convert a floating-point
+// number to int with undefined behaviour when it is out of range (found by the topo_json
+// fuzzer): only integers that fit are taken, anything else is an error.
+int intValue(const json& j, const char* key, int fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_number_integer()) {
+    throw std::invalid_argument(std::string("'") + key + "' must be an integer");
+  }
+  const long long v = it->get<long long>();
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument(std::string("'") + key + "' is out of range");
+  }
+  return static_cast<int>(v);
+}
 
 json placeJson(const PciPlace& p) {
   return json{{"pci", p.busid},       {"package", p.package},  {"numa", p.numa},
@@ -17,11 +35,11 @@ json placeJson(const PciPlace& p) {
 
 void placeFrom(const json& j, PciPlace* p) {
   p->busid = j.value("pci", "");
-  p->package = j.value("package", -1);
-  p->numa = j.value("numa", -1);
+  p->package = intValue(j, "package", -1);
+  p->numa = intValue(j, "numa", -1);
   p->bridges = j.value("bridges", std::vector<std::string>{});
-  p->linkGen = j.value("link_gen", 0);
-  p->linkWidth = j.value("link_width", 0);
+  p->linkGen = intValue(j, "link_gen", 0);
+  p->linkWidth = intValue(j, "link_width", 0);
 }
 
 LinkModel linkFrom(const json& j) {
@@ -143,10 +161,10 @@ StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
     NodeTopology t;
     t.host = j.value("host", "");
     t.source = j.value("source", "");
-    t.packages = j.value("packages", 0);
-    t.numaNodes = j.value("numa_nodes", 0);
-    t.cores = j.value("cores", 0);
-    t.nvswitches = j.value("nvswitches", 0);
+    t.packages = intValue(j, "packages", 0);
+    t.numaNodes = intValue(j, "numa_nodes", 0);
+    t.cores = intValue(j, "cores", 0);
+    t.nvswitches = intValue(j, "nvswitches", 0);
     if (j.contains("inter_socket")) t.interSocket = linkFrom(j["inter_socket"]);
     for (const json& g : j.value("gpus", json::array())) {
       Gpu gpu;
@@ -154,7 +172,7 @@ StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
       gpu.name = g.value("name", "");
       gpu.vendor = g.value("vendor", "");
       gpu.osdev = g.value("osdev", "");
-      gpu.cudaIndex = g.value("cuda_index", -1);
+      gpu.cudaIndex = intValue(g, "cuda_index", -1);
       t.gpus.push_back(gpu);
     }
     for (const json& n : j.value("nics", json::array())) {
@@ -164,17 +182,17 @@ StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
       nic.type = n.value("type", "");
       nic.rateGbps = n.value("rate_gbps", 0.0);
       nic.state = n.value("state", "");
-      nic.port = n.value("port", 0);
+      nic.port = intValue(n, "port", 0);
       t.nics.push_back(nic);
     }
     for (const json& l : j.value("links", json::array())) {
       GpuLink link;
-      link.a = l.value("a", -1);
-      link.b = l.value("b", -1);
+      link.a = intValue(l, "a", -1);
+      link.b = intValue(l, "b", -1);
       parseLinkKind(l.value("kind", "nvlink"), &link.kind);
-      link.count = l.value("count", 0);
+      link.count = intValue(l, "count", 0);
       link.bandwidthGBps = l.value("bandwidth_GBps", 0.0);
-      link.generation = l.value("generation", 0);
+      link.generation = intValue(l, "generation", 0);
       if (link.a < 0 || link.b < 0 || link.a >= static_cast<int>(t.gpus.size()) ||
           link.b >= static_cast<int>(t.gpus.size())) {
         return invalidArgument("node topology json: link between unknown gpus");
@@ -183,6 +201,8 @@ StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
     }
     return t;
   } catch (const json::exception& e) {
+    return invalidArgument(std::string("node topology json: ") + e.what());
+  } catch (const std::invalid_argument& e) {
     return invalidArgument(std::string("node topology json: ") + e.what());
   }
 }
