@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -86,6 +87,12 @@ StatusOr<std::string> readTextFileBounded(const std::string& path, size_t maxByt
   }
   STRATA_RETURN_IF_ERROR(checkText(text, maxBytes));
   return text;
+}
+
+int lineAtOffset(const std::string& text, std::ptrdiff_t offset) {
+  if (offset < 0) return 0;
+  const size_t end = std::min(static_cast<size_t>(offset), text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + end, '\n'));
 }
 
 }  // namespace strata

@@ -34,4 +34,8 @@ StatusOr<std::string> readTextFileBounded(const std::string& path,
 // must not reach them. Returns ok or the problem, as above.
 Status checkText(const std::string& text, size_t maxBytes = kMaxTextFileBytes);
 
+// The 1-based line holding byte `offset` of `text` (0 for a negative offset): parsers such as
+// pugixml report byte offsets, people read line numbers.
+int lineAtOffset(const std::string& text, std::ptrdiff_t offset);
+
 }  // namespace strata

@@ -401,12 +401,7 @@ class Reader {
     return Status::ok();
   }
 
-  // pugixml reports byte offsets into the buffer; people read line numbers.
-  int lineOf(ptrdiff_t offset) const {
-    if (offset < 0) return 0;
-    const size_t end = std::min(static_cast<size_t>(offset), text_.size());
-    return 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + end, '\n'));
-  }
+  int lineOf(ptrdiff_t offset) const { return lineAtOffset(text_, offset); }
 
   Status fail(int line, const std::string& problem) const {
     const std::string where = line > 0 ? ":" + std::to_string(line) : "";
