@@ -26,4 +26,12 @@ if(STRATA_SANITIZE)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${strata_sanitize_flags}>")
   add_link_options(-fsanitize=${STRATA_SANITIZE})
   message(STATUS "strata: sanitizers ${STRATA_SANITIZE}")
+  # ThreadSanitizer cannot see Open MPI's synchronisation (tests/sanitizers/tsan_mpi.c says
+  # why): a PMPI library makes a thread ignore memory accesses while it is inside MPI. The
+  # tests link it first (tests/CMakeLists.txt), so the dynamic linker finds its MPI_* ahead of
+  # libmpi's, for strata's calls and the tests' alike.
+  if("thread" IN_LIST strata_sanitizers)
+    add_library(strata_tsan_mpi SHARED ${PROJECT_SOURCE_DIR}/tests/sanitizers/tsan_mpi.c)
+    target_link_libraries(strata_tsan_mpi PRIVATE MPI::MPI_C)
+  endif()
 endif()

@@ -7,6 +7,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "common/mpi_check.h"
+#include "core/calls.h"
 #include "core/dispatch.h"
 #include "decompose/planner.h"
 #include "fabrics/registry.h"

@@ -150,4 +150,12 @@ Status waitLoop(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind k
 
 }  // namespace
 
+void keepUntilExit(std::vector<char>&& bytes) {
+  if (bytes.empty()) return;
+  static std::mutex m;
+  static auto* kept = new std::vector<std::vector<char>>();  // never destroyed: MPI may outlive
+  std::lock_guard<std::mutex> lock(m);                       // static destructors
+  kept->push_back(std::move(bytes));
+}
+
 }  // namespace strata

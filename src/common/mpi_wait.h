@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -44,5 +45,12 @@ Status mpiWaitAll(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind
 
 // The Status of a failed MPI call or request, truncation told apart (see above).
 Status mpiRequestError(const std::string& what, int code);
+
+// Keeps `bytes` allocated until the process ends instead of freeing it: strata's own buffers
+// (scratch, receive blocks) that abandoned requests may still name, when their owner goes
+// after an abort. A late peer's arrival then makes MPI read or write memory that is still
+// there, instead of freed memory (a crash in some later, unrelated MPI call). Costs the memory
+// of an aborted communicator's scratch, once per abort; the list is reachable, not a leak.
+void keepUntilExit(std::vector<char>&& bytes);
 
 }  // namespace strata

@@ -8,6 +8,7 @@
 #include "core/device_side.h"
 #include "core/dispatch.h"
 #include "core/executor.h"
+#include "core/fusion.h"
 
 namespace strata::core {
 namespace {
@@ -34,6 +35,22 @@ Status runBounded(Comm& c, uint64_t seq, const std::vector<Prepared>& calls) {
   return st;
 }
 
+// Makes what a call runs on (core/dispatch.h: plans, groups, fabrics; collective with the
+// other ranks on first use), under the communicator's deadline like the run itself. A failure
+// there leaves the ranks at different points of their setups, so it too puts the communicator
+// in its error state. `forced`: a given plan instead of the planner's (allReduceWithPlan).
+StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced = nullptr) {
+  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+  StatusOr<Prepared> p = forced != nullptr ? prepareWithPlan(c, call, *forced) : prepare(c, call);
+  if (p.isOk()) return p;
+  const Status st = p.status().withContext(
+      std::string("setting up ") + collectiveName(call.coll) + " (" +
+      std::to_string(call.count) + " " + dataTypeName(call.type) + ") on rank " +
+      std::to_string(c.rank()) + " of " + std::to_string(c.size()));
+  c.engine().fail(st);
+  return st;
+}
+
 // Queues `calls` (prepared, host buffers) as one engine call.
 uint64_t queueHost(Comm& c, std::vector<Prepared> calls) {
   const uint64_t seq = c.nextSeq();
@@ -50,7 +67,7 @@ Status issue(Comm& c, const Call& call, strataStream_t stream) {
   STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
   STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
   if (place == Place::kDevice) return submitDevice(c, {call}, {stream});
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
+  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call));
   // A communicator's calls run in call order on every rank: the queued ones first. In the
   // error state this fails fast with the first error.
   STRATA_RETURN_IF_ERROR(c.engine().drain());
@@ -64,7 +81,7 @@ StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
                            " takes host buffers; on device buffers use the stream-ordered call");
   }
   STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, call));
+  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call));
   STRATA_RETURN_IF_ERROR(c.engine().error());
   return queueHost(c, {p});
 }
@@ -72,6 +89,7 @@ StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
 StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
   std::vector<Call> device;
   std::vector<strataStream_t> streams;
+  std::vector<Call> hostCalls;
   std::vector<Prepared> host;
   bool wait = false;
   std::vector<Call> all;
@@ -89,9 +107,25 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
       streams.push_back(g.stream);
       continue;
     }
-    STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, g.call));
-    host.push_back(p);
+    hostCalls.push_back(g.call);
     wait = wait || !g.nonblocking;
+  }
+  // The host calls' units (core/fusion.h: packs cut from the call sequence alone, the same on
+  // every rank), each prepared as one call.
+  const size_t theta = c.size() > 1 ? c.settings().fusionBytes : 0;
+  for (const FusionUnit& u : fusePlan(hostCalls, theta)) {
+    if (!u.pack()) {
+      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, hostCalls[u.members[0]]));
+      host.push_back(std::move(p));
+      continue;
+    }
+    Call whole = hostCalls[u.members[0]];
+    whole.send = nullptr;  // the fusion buffer, at run time
+    whole.recv = nullptr;
+    whole.count = u.bytes / dataTypeSize(whole.type);
+    STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, whole));
+    for (size_t i : u.members) p.fused.push_back(hostCalls[i]);
+    host.push_back(std::move(p));
   }
   if (!device.empty()) STRATA_RETURN_IF_ERROR(submitDevice(c, device, streams));
   if (host.empty()) return uint64_t{0};
@@ -99,6 +133,23 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
   const uint64_t ticket = queueHost(c, std::move(host));
   if (wait) STRATA_RETURN_IF_ERROR(c.engine().wait(ticket));
   return ticket;
+}
+
+Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,
+                         size_t count, strataDataType_t type, strataRedOp_t op) {
+  // A plan that does not fit the hierarchy is the caller's mistake, found locally: no error
+  // state for it.
+  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+  Call call;
+  call.coll = Collective::kAllReduce;
+  call.send = send;
+  call.recv = recv;
+  call.count = count;
+  call.type = type;
+  call.op = op;
+  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, &plan));
+  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  return runBounded(c, c.nextSeq(), {p});
 }
 
 }  // namespace strata::core

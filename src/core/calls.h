@@ -12,6 +12,7 @@
 #include "common/collective.h"
 #include "common/status.h"
 #include "core/comm.h"
+#include "decompose/plan.h"
 #include "strata/strata.h"
 
 namespace strata::core {
@@ -33,5 +34,11 @@ StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call);
 // every stream they name; host calls as one queued call, waited for unless all of them are
 // nonblocking. Returns the host call's ticket (0: the group had no host call).
 StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls);
+
+// An allreduce on host buffers under a given plan for every pass instead of the planner's
+// (strata-tune and the plan tests), after the queued calls, bounded and failing as issue()
+// does. Every rank must pass the same plan.
+Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv, size_t count,
+                         strataDataType_t type, strataRedOp_t op);
 
 }  // namespace strata::core

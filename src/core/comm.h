@@ -93,6 +93,9 @@ class Scratch {
     if (bytes > buf_.size()) buf_.resize(bytes);
     return buf_.data();
   }
+  // The buffer, handed over when an aborted communicator goes (common/mpi_wait.h:
+  // keepUntilExit): abandoned MPI sends and receives may still name it.
+  std::vector<char> take() { return std::move(buf_); }
 
  private:
   std::vector<char> buf_;
@@ -170,6 +173,9 @@ class Comm {
   const std::vector<LevelGroup*>& levels() const { return levels_; }  // the hierarchy's own
   ScheduleCache& schedules() { return schedules_; }  // reduce-scatter and all-gather steps
   Scratch& scratch() { return scratch_; }
+  // Where a group's fusion packs are packed (core/fusion.h): at most STRATA_FUSION_BYTES, made
+  // on the first pack and reused.
+  Scratch& fusionBuffer() { return fusionBuffer_; }
   Engine& engine() { return *engine_; }
   std::shared_ptr<Engine> sharedEngine() { return engine_; }  // for requests
   // Numbers its collectives (core/check.h); issuing thread only.
@@ -216,6 +222,7 @@ class Comm {
   std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;   // by (collective, bucket)
   ScheduleCache schedules_;
   Scratch scratch_;
+  Scratch fusionBuffer_;
   CallSequence callSequence_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
   uint64_t seq_ = 0;

@@ -59,6 +59,34 @@ Status allReduce(Comm& c, Executor& x, const Prepared& p) {
   return Status::ok();
 }
 
+// A fusion pack (core/fusion.h): the members' inputs one after another in the fusion buffer,
+// one allreduce in place on it under the pack's plans, then each member's share copied out.
+// The buffer is the communicator's, reused by every pack (calls run one at a time).
+Status allReduceFused(Comm& c, Executor& x, const Prepared& p) {
+  const size_t ts = dataTypeSize(p.call.type);
+  STRATA_TRACE(kSubsysColl, "fusion pack of %zu allreduces, %zu %s", p.fused.size(), p.call.count,
+               dataTypeName(p.call.type));
+  char* buf = static_cast<char*>(c.fusionBuffer().get(p.call.count * ts));
+  size_t off = 0;
+  for (const Call& m : p.fused) {
+    STRATA_RETURN_IF_ERROR(x.copy(buf + off * ts, m.send, m.count * ts));
+    off += m.count;
+  }
+  Prepared whole;
+  whole.call = p.call;
+  whole.call.send = buf;
+  whole.call.recv = buf;
+  whole.fullPass = p.fullPass;
+  whole.lastPass = p.lastPass;
+  STRATA_RETURN_IF_ERROR(allReduce(c, x, whole));
+  off = 0;
+  for (const Call& m : p.fused) {
+    STRATA_RETURN_IF_ERROR(x.copy(m.recv, buf + off * ts, m.count * ts));
+    off += m.count;
+  }
+  return Status::ok();
+}
+
 // Reduce-scatter and all-gather work on columns [a, a+w) of every rank's block at a time,
 // gathered into the scratch buffer in the order the schedule hands out blocks (rank r's
 // block at permutedPosition(r)). The flat schedule's order is the identity.
@@ -246,7 +274,7 @@ std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p) {
 Status run(Comm& c, Executor& x, const Prepared& p) {
   switch (p.call.coll) {
     case Collective::kAllReduce:
-      return allReduce(c, x, p);
+      return p.fused.empty() ? allReduce(c, x, p) : allReduceFused(c, x, p);
     case Collective::kReduceScatter:
       return reduceScatter(c, x, p.call);
     case Collective::kAllGather:
@@ -278,21 +306,6 @@ Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls) {
     if (!pointToPoint(p.call.coll)) STRATA_RETURN_IF_ERROR(run(c, x, p));
   }
   return Status::ok();
-}
-
-Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,
-                         size_t count, strataDataType_t type, strataRedOp_t op) {
-  Call call;
-  call.coll = Collective::kAllReduce;
-  call.send = send;
-  call.recv = recv;
-  call.count = count;
-  call.type = type;
-  call.op = op;
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareWithPlan(c, call, plan));
-  STRATA_RETURN_IF_ERROR(c.engine().drain());
-  HostExecutor x(c.scratch());
-  return run(c, x, p);
 }
 
 }  // namespace strata::core

@@ -26,6 +26,10 @@ struct Prepared {
   // Broadcast and reduce: the form of a full pass and of the shorter last pass.
   plan::RootedForm fullForm = plan::RootedForm::kFlat;
   plan::RootedForm lastForm = plan::RootedForm::kFlat;
+  // A fusion pack (core/fusion.h): `call` is the allreduce of the whole pack (its buffers are
+  // the communicator's fusion buffer, named at run time) and these are its members, in pack
+  // order. Host memory only.
+  std::vector<Call> fused;
 };
 
 // Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger allreduce runs as
@@ -46,9 +50,5 @@ Status run(Comm& c, Executor& x, const Prepared& p);
 // one exchange (posted together, so pairs never deadlock), then the collectives in call order.
 // Every rank applies the same rule, so the collectives meet in the same order everywhere.
 Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls);
-
-// An allreduce on host buffers under a given plan, after the queued calls (tools and tests).
-Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv, size_t count,
-                         strataDataType_t type, strataRedOp_t op);
 
 }  // namespace strata::core

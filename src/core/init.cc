@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "common/log.h"
+#include "common/mpi_wait.h"
 #include "core/comm.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
@@ -122,6 +123,10 @@ Comm::~Comm() {
   groups_.clear();
   flat_.reset();
   device_.reset();
+  if (aborted_.load()) {
+    keepUntilExit(scratch_.take());
+    keepUntilExit(fusionBuffer_.take());
+  }
 }
 
 void Comm::abandon() {

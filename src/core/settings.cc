@@ -26,6 +26,7 @@ StatusOr<Settings> Settings::fromEnv() {
       env::getInt("STRATA_PIPELINE_BYTES") <= 0
           ? 0
           : env::getSizeClamped("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
+  s.fusionBytes = env::getSizeClamped("STRATA_FUSION_BYTES", 0, kMaxChunkBytes);
   s.shmSlotBytes = env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
   s.stagingBytes =
       env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
@@ -58,7 +59,9 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 //                             and how large the shared segment is (a crash in the shm reduce);
 //   STRATA_GPU_STAGING_BYTES  the staged fabric cuts a device call into host collectives of
 //                             this size;
-//   STRATA_CHECK              adds a comparison collective before each call.
+//   STRATA_CHECK              adds a comparison collective before each call;
+//   STRATA_FUSION_BYTES       cuts a group's allreduces into packs (core/fusion.h): ranks
+//                             with different packs would sum unrelated tensors.
 // Not agreed: STRATA_PROGRESS only decides which thread of a rank runs its queued calls (they
 // run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
 // through each member's reported identity, which fabrics/device_choice.h already combines
@@ -73,6 +76,7 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_SHM_SLOT_BYTES", [](const Settings& s) { return sizeText(s.shmSlotBytes); }},
       {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
       {"STRATA_CHECK", [](const Settings& s) { return std::string(s.check ? "1" : "0"); }},
+      {"STRATA_FUSION_BYTES", [](const Settings& s) { return sizeText(s.fusionBytes); }},
   };
   return table;
 }

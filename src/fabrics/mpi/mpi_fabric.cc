@@ -27,7 +27,16 @@ class MpiFabric final : public Fabric {
         ring_(comm, rank, size),
         p2p_(comm) {}
 
-  ~MpiFabric() override { releaseMpiOps(); }
+  ~MpiFabric() override {
+    if (abandoned_) {
+      keepUntilExit(ring_.takeScratch());
+      keepUntilExit(std::move(smallScratch_));
+    }
+    releaseMpiOps();
+  }
+  // Requests in flight are abandoned (common/mpi_wait.h): the receive buffers they may name
+  // outlive this fabric.
+  void abandon() override { abandoned_ = true; }
 
   const char* name() const override { return "mpi"; }
   int size() const override { return size_; }
@@ -240,6 +249,7 @@ class MpiFabric final : public Fabric {
   PeerExchange p2p_;                 // exchange()
   Status testError_ = Status::ok();  // a failed test of either, for allReduceWait
   bool busy_ = false;                // in allReduceWait or a blocking ring allreduce
+  bool abandoned_ = false;           // strataCommAbort, or the error state: see abandon()
 };
 
 }  // namespace

@@ -43,6 +43,9 @@ class RingAllReduce {
   // disagree on the count) is strataInvalidUsage.
   Status wait(void (*idle)() = nullptr);
   bool active() const { return active_; }
+  // The receive block, handed over when the fabric goes after an abort (common/mpi_wait.h:
+  // keepUntilExit): an abandoned receive may still name it.
+  std::vector<char> takeScratch() { return std::move(scratch_); }
 
  private:
   Status post();    // posts the current step's send and receive
