@@ -4,9 +4,10 @@
 #
 #   asan   AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer (build-asan): the unit
 #          tests and a representative set of MPI entries (argument errors, life cycle, abort,
-#          collectives on the shm and mpi fabrics, send/recv and groups, split, nonblocking)
+#          collectives on the shm and mpi fabrics, send/recv and groups, split, nonblocking, fusion)
 #   tsan   ThreadSanitizer (build-tsan): the engine's unit tests and the MPI entries whose
-#          progress thread touches host buffers (nonblocking calls and groups with --threads)
+#          progress thread touches host buffers (nonblocking calls, groups and fusion with
+#          --threads)
 #
 #   bash scripts/sanitize.sh asan|tsan [--build-only] [extra ctest arguments]
 #
@@ -44,6 +45,7 @@ asan_mpi=(
   'mpi\.split\.np6\.hosts_interleaved_2'
   'mpi\.nonblocking\.np3'
   'mpi\.nonblocking\.np4\.topo_flat4'
+  'mpi\.fusion\.np4\.hosts_2_2\.theta4k'
 )
 tsan_mpi=(
   'mpi\.nonblocking\.np2\.threads'
@@ -53,6 +55,7 @@ tsan_mpi=(
   'mpi\.p2p_groups\.np4\.topo_2x2\.threads'
   'mpi\.p2p_groups\.cross_order\.collectives\.np4\.threads'
   'mpi\.lifecycle\.after_finalize\.np3\.threads'
+  'mpi\.fusion\.np4\.hosts_2_2\.threads'
 )
 
 join() {
@@ -75,7 +78,7 @@ case "$kind" in
     export OMPI_MCA_memory="^patcher"
     mpi_regex="$(join "${asan_mpi[@]}")"
     targets=(strata_unit_tests strata_mpi_api_errors strata_mpi_lifecycle strata_mpi_collectives
-             strata_mpi_p2p_groups strata_mpi_split strata_mpi_nonblocking)
+             strata_mpi_p2p_groups strata_mpi_split strata_mpi_nonblocking strata_mpi_fusion)
     ;;
   tsan)
     sanitizers=thread
@@ -83,7 +86,8 @@ case "$kind" in
     export OMPI_MCA_memory="^patcher"
     mpi_regex="$(join "${tsan_mpi[@]}")"
     # The engine's unit tests come as a binary of their own (strata_engine_tests).
-    targets=(strata_engine_tests strata_mpi_lifecycle strata_mpi_p2p_groups strata_mpi_nonblocking)
+    targets=(strata_engine_tests strata_mpi_lifecycle strata_mpi_p2p_groups strata_mpi_nonblocking
+             strata_mpi_fusion)
     ;;
   *)
     echo "usage: $0 asan|tsan [--build-only] [extra ctest arguments]" >&2

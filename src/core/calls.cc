@@ -9,6 +9,7 @@
 #include "core/dispatch.h"
 #include "core/executor.h"
 #include "core/fusion.h"
+#include "core/fusion_queue.h"
 
 namespace strata::core {
 namespace {
@@ -22,17 +23,25 @@ std::string callContext(const Comm& c, uint64_t seq, const Call& call, size_t gr
   return s;
 }
 
-// Runs prepared host calls under the communicator's deadline (STRATA_TIMEOUT, and its abort
-// flag: common/deadline.h), on whichever thread runs them. Any failure while running means the
-// ranks may now be at different points: it puts the communicator in its error state.
-Status runBounded(Comm& c, uint64_t seq, const std::vector<Prepared>& calls) {
+// Runs `body` (on a HostExecutor) under the communicator's deadline (STRATA_TIMEOUT, and its
+// abort flag: common/deadline.h), on whichever thread runs it. Any failure while running means
+// the ranks may now be at different points: it puts the communicator in its error state.
+template <typename Body>
+Status bounded(Comm& c, uint64_t seq, const Call& first, size_t calls, Body body) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
   HostExecutor x(c.scratch());
-  Status st = calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+  Status st = body(x);
   if (st.isOk()) return st;
-  st = st.withContext(callContext(c, seq, calls[0].call, calls.size()));
+  st = st.withContext(callContext(c, seq, first, calls));
   c.engine().fail(st);
   return st;
+}
+
+// Prepared host calls, bounded.
+Status runBounded(Comm& c, uint64_t seq, const std::vector<Prepared>& calls) {
+  return bounded(c, seq, calls[0].call, calls.size(), [&](Executor& x) {
+    return calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+  });
 }
 
 // Makes what a call runs on (core/dispatch.h: plans, groups, fabrics; collective with the
@@ -60,9 +69,46 @@ uint64_t queueHost(Comm& c, std::vector<Prepared> calls) {
   });
 }
 
+// Whether a nonblocking call joins the fusion queue (core/fusion_queue.h): a property of the
+// call and the agreed settings only, so the same on every rank.
+bool fusable(const Comm& c, const Call& call) {
+  const Settings& s = c.settings();
+  return c.size() > 1 && s.fusionWaitUs > 0 && call.coll == Collective::kAllReduce &&
+         call.count > 0 && call.count * dataTypeSize(call.type) < s.fusionBytes;
+}
+
+// Queues a fusable nonblocking allreduce: its engine call runs the pack it heads (after the
+// agreement), or nothing when an earlier pack took it in.
+StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
+  {
+    // The plans of every pack size, made here since the runner may set nothing up: a setup
+    // like prepareBounded's, bounded and failing the same way.
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+    Status st = c.prepareFusionPlans(c.settings().fusionBytes);
+    if (!st.isOk()) {
+      st = st.withContext("setting up the fusion plans on rank " + std::to_string(c.rank()));
+      c.engine().fail(st);
+      return st;
+    }
+  }
+  const Call call = p.call;
+  FusionQueue* q = &c.fusionQueue();
+  // One thread issues calls at a time (core/engine.h), so the next ticket is known here.
+  const uint64_t ticket = c.engine().submitted() + 1;
+  const uint64_t id = q->add(std::move(p), ticket);
+  const uint64_t seq = c.nextSeq();
+  const uint64_t got = c.engine().submit([&c, q, id, seq, call](const Status& earlier) -> Status {
+    if (!earlier.isOk()) return earlier;
+    return bounded(c, seq, call, 1, [&](Executor& x) { return q->run(c, x, id); });
+  });
+  if (got != ticket) return internalError("fusion queue: calls issued from two threads at once");
+  return got;
+}
+
 }  // namespace
 
 Status issue(Comm& c, const Call& call, strataStream_t stream) {
+  c.cutFusion();
   // Numbered and, with STRATA_CHECK, compared across ranks before any setup (core/check.h).
   STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
   STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
@@ -83,10 +129,13 @@ StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
   STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call));
   STRATA_RETURN_IF_ERROR(c.engine().error());
+  if (fusable(c, call)) return queueFusable(c, std::move(p));
+  c.cutFusion();
   return queueHost(c, {p});
 }
 
 StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
+  c.cutFusion();
   std::vector<Call> device;
   std::vector<strataStream_t> streams;
   std::vector<Call> hostCalls;
@@ -140,6 +189,7 @@ Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void
   // A plan that does not fit the hierarchy is the caller's mistake, found locally: no error
   // state for it.
   STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+  c.cutFusion();
   Call call;
   call.coll = Collective::kAllReduce;
   call.send = send;

@@ -108,6 +108,12 @@ struct DeviceStateDeleter {
   void operator()(DeviceState* d) const;
 };
 
+// Nonblocking allreduces waiting to be fused (core/fusion_queue.h). Null until the first one.
+class FusionQueue;
+struct FusionQueueDeleter {
+  void operator()(FusionQueue* q) const;
+};
+
 class Comm {
  public:
   // Collective over the members of `boot`: detects the hierarchy (or loads STRATA_TOPO_FILE),
@@ -163,6 +169,13 @@ class Comm {
   // The plan for an allreduce of `bytes`: the plan file's rule, or the planner's choice for the
   // size bucket.
   StatusOr<PlanExec*> planForBytes(size_t bytes);
+  // Makes the plans of every size up to `maxBytes` (each size bucket, or each plan-file rule,
+  // that holds one), once, for packs cut on the runner thread (core/fusion_queue.h), which may
+  // not set anything up. Collective like every setup; later calls return at once.
+  Status prepareFusionPlans(size_t maxBytes);
+  // The plan for `bytes` (at most prepareFusionPlans's maxBytes) among those: read-only, so the
+  // runner may ask while the issuing thread makes other plans.
+  PlanExec* fusionPlanFor(size_t bytes) const;
   // A given plan, ready to run (tools and tests that compare plans).
   StatusOr<PlanExec*> execForPlan(const plan::Plan& p);
   // The form of a broadcast or reduce of `bytes`: the planner's choice for the size bucket.
@@ -176,6 +189,10 @@ class Comm {
   // Where a group's fusion packs are packed (core/fusion.h): at most STRATA_FUSION_BYTES, made
   // on the first pack and reused.
   Scratch& fusionBuffer() { return fusionBuffer_; }
+  // Issuing thread only: the queue of fusable nonblocking allreduces (made on first use), and
+  // the end of its current run when anything else is issued (core/fusion_queue.h).
+  FusionQueue& fusionQueue();
+  void cutFusion();
   Engine& engine() { return *engine_; }
   std::shared_ptr<Engine> sharedEngine() { return engine_; }  // for requests
   // Numbers its collectives (core/check.h); issuing thread only.
@@ -195,6 +212,8 @@ class Comm {
   void dumpPlans() const;
   Status checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet = false);
   StatusOr<std::unique_ptr<PlanExec>> makeExec(const plan::Plan& chosen);
+  // The key of plans_ for an allreduce of `bytes`: its size bucket, or its plan-file rule.
+  int planSlot(size_t bytes) const;
   // Before a setup that talks to other ranks: runs the queued calls first. Without a progress
   // thread they run only when waited for, and ranks may wait at different points: one could
   // enter the setup's collective while a peer waits in a queued call for it. Every rank makes
@@ -218,11 +237,13 @@ class Comm {
   std::string planSource_;
   plan::CostParams costParams_;
   std::map<int, std::unique_ptr<PlanExec>> plans_;                // by bucket or rule index
+  std::vector<PlanExec*> fusionPlans_;  // by bucket or rule index, up to the fusion limit
   std::map<std::string, std::unique_ptr<PlanExec>> forcedPlans_;  // by description
   std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;   // by (collective, bucket)
   ScheduleCache schedules_;
   Scratch scratch_;
   Scratch fusionBuffer_;
+  std::unique_ptr<FusionQueue, FusionQueueDeleter> fusionQueue_;
   CallSequence callSequence_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
   uint64_t seq_ = 0;

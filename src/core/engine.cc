@@ -55,7 +55,14 @@ void Engine::runNext(std::unique_lock<std::mutex>& lock) {
   if (!items_.empty()) wake_.notify_one();
 }
 
+void Engine::markUrgent(uint64_t ticket) {
+  uint64_t seen = urgent_.load(std::memory_order_relaxed);
+  while (seen < ticket && !urgent_.compare_exchange_weak(seen, ticket, std::memory_order_release)) {
+  }
+}
+
 void Engine::waitFor(std::unique_lock<std::mutex>& lock, uint64_t ticket) {
+  markUrgent(ticket);
   while (completed_ < ticket) {
     if (!running_ && !items_.empty()) {
       runNext(lock);
@@ -78,6 +85,7 @@ void Engine::loop() {
 }
 
 bool Engine::test(uint64_t ticket, Status* st) {
+  markUrgent(ticket);
   std::unique_lock<std::mutex> lock(mutex_);
   if (!threaded_) waitFor(lock, ticket);
   if (completed_ < ticket) return false;

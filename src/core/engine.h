@@ -19,6 +19,7 @@
 // thread, over control planes the progress thread never uses (core/comm.h).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -68,6 +69,9 @@ class Engine {
   void fail(const Status& why);
   // Tickets handed out so far.
   uint64_t submitted() const;
+  // The highest ticket a thread waits for or tested (wait, test, drain): a queued call up to it
+  // must not linger (a fusion pack waiting for company, core/fusion_queue.h, stops waiting).
+  uint64_t urgentUpTo() const { return urgent_.load(std::memory_order_acquire); }
 
  private:
   struct Item {
@@ -83,6 +87,7 @@ class Engine {
   // (unlocked), records its outcome and gives the role back.
   void runNext(std::unique_lock<std::mutex>& lock);
   Status statusOf(uint64_t ticket) const;  // with mutex_ held
+  void markUrgent(uint64_t ticket);
 
   const bool threaded_;
   mutable std::mutex mutex_;
@@ -94,6 +99,7 @@ class Engine {
   uint64_t failedAt_ = 0;  // ticket of the first failed call (0: none)
   Status error_ = Status::ok();
   bool stopping_ = false;
+  std::atomic<uint64_t> urgent_{0};  // see urgentUpTo()
   std::thread thread_;
 };
 

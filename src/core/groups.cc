@@ -100,20 +100,18 @@ plan::RootedForm Comm::rootedForm(Collective coll, size_t bytes) {
   return choice.form;
 }
 
+int Comm::planSlot(size_t bytes) const {
+  if (planRules_.empty()) return plan::sizeBucket(bytes);
+  return std::max(0, plan::ruleIndexFor(planRules_, bytes));  // resolved rules cover all sizes
+}
+
 StatusOr<PlanExec*> Comm::planForBytes(size_t bytes) {
-  int slot = 0;
-  plan::Plan chosen;
-  if (!planRules_.empty()) {
-    slot = std::max(0, plan::ruleIndexFor(planRules_, bytes));  // resolved rules cover all sizes
-    auto it = plans_.find(slot);
-    if (it != plans_.end()) return it->second.get();
-    chosen = planRules_[slot].plan;
-  } else {
-    slot = plan::sizeBucket(bytes);
-    auto it = plans_.find(slot);
-    if (it != plans_.end()) return it->second.get();
-    chosen = plan::choosePlan(hierarchy_, plan::bucketBytes(slot), costParams_).plan;
-  }
+  const int slot = planSlot(bytes);
+  auto it = plans_.find(slot);
+  if (it != plans_.end()) return it->second.get();
+  const plan::Plan chosen =
+      planRules_.empty() ? plan::choosePlan(hierarchy_, plan::bucketBytes(slot), costParams_).plan
+                         : planRules_[slot].plan;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen));
   STRATA_INFO(kSubsysPlan, "allreduce of %zu bytes (%s %d): plan %s: %s%s%s", bytes,
               planRules_.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
@@ -121,6 +119,27 @@ StatusOr<PlanExec*> Comm::planForBytes(size_t bytes) {
   PlanExec* out = exec.get();
   plans_.emplace(slot, std::move(exec));
   return out;
+}
+
+Status Comm::prepareFusionPlans(size_t maxBytes) {
+  if (!fusionPlans_.empty()) return Status::ok();
+  const int last = planSlot(std::max<size_t>(1, maxBytes));
+  std::vector<PlanExec*> bySlot(static_cast<size_t>(last) + 1, nullptr);
+  for (int slot = 0; slot <= last; ++slot) {
+    // A size the slot holds: the bucket's lower bound, or the rule's (bucket 0 and a rule from
+    // 0 hold 1 byte too).
+    const size_t bytes = planRules_.empty() ? size_t{1} << slot
+                                            : std::max<size_t>(1, planRules_[slot].minBytes);
+    if (planSlot(bytes) != slot) continue;  // a rule with no size of its own
+    STRATA_ASSIGN_OR_RETURN(bySlot[slot], planForBytes(bytes));
+  }
+  fusionPlans_ = std::move(bySlot);
+  return Status::ok();
+}
+
+PlanExec* Comm::fusionPlanFor(size_t bytes) const {
+  const size_t slot = static_cast<size_t>(planSlot(bytes));
+  return slot < fusionPlans_.size() ? fusionPlans_[slot] : nullptr;
 }
 
 }  // namespace strata::core

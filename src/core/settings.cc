@@ -1,5 +1,7 @@
 #include "core/settings.h"
 
+#include <algorithm>
+
 #include "common/deadline.h"
 #include "common/env.h"
 #include "topology/detect.h"
@@ -27,6 +29,9 @@ StatusOr<Settings> Settings::fromEnv() {
           ? 0
           : env::getSizeClamped("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
   s.fusionBytes = env::getSizeClamped("STRATA_FUSION_BYTES", 0, kMaxChunkBytes);
+  // At most a second: a pack's wait is a latency every call of it may pay.
+  s.fusionWaitUs = static_cast<int>(
+      std::min<int64_t>(std::max<int64_t>(env::getInt("STRATA_FUSION_WAIT_US"), 0), 1000000));
   s.shmSlotBytes = env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
   s.stagingBytes =
       env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
@@ -61,7 +66,10 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 //                             this size;
 //   STRATA_CHECK              adds a comparison collective before each call;
 //   STRATA_FUSION_BYTES       cuts a group's allreduces into packs (core/fusion.h): ranks
-//                             with different packs would sum unrelated tensors.
+//                             with different packs would sum unrelated tensors;
+//   STRATA_FUSION_WAIT_US     whether nonblocking allreduces run the pack agreement
+//                             (core/fusion_queue.h): on (> 0) or off on every rank. Only on or
+//                             off is agreed; how long each rank waits is its own affair.
 // Not agreed: STRATA_PROGRESS only decides which thread of a rank runs its queued calls (they
 // run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
 // through each member's reported identity, which fabrics/device_choice.h already combines
@@ -77,6 +85,8 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
       {"STRATA_CHECK", [](const Settings& s) { return std::string(s.check ? "1" : "0"); }},
       {"STRATA_FUSION_BYTES", [](const Settings& s) { return sizeText(s.fusionBytes); }},
+      {"STRATA_FUSION_WAIT_US",
+       [](const Settings& s) { return std::string(s.fusionWaitUs > 0 ? "on" : "off"); }},
   };
   return table;
 }

@@ -20,6 +20,7 @@ struct Settings {
   size_t chunkBytes = 0;       // STRATA_CHUNK_BYTES: the largest pass of one collective
   size_t pipelineBytes = 0;    // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
   size_t fusionBytes = 0;      // STRATA_FUSION_BYTES: a fusion pack's limit (0: no fusion)
+  int fusionWaitUs = 0;        // STRATA_FUSION_WAIT_US: a nonblocking pack's wait (0: none)
   size_t shmSlotBytes = 0;     // STRATA_SHM_SLOT_BYTES
   size_t stagingBytes = 0;     // STRATA_GPU_STAGING_BYTES
   bool progressThread = true;  // STRATA_PROGRESS (a progress thread also needs

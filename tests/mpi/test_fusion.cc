@@ -10,6 +10,8 @@
 //   - small tensors around a broadcast and a reduce-scatter (they end the packs before them);
 //   - one large tensor alone;
 //   - nonblocking allreduces inside a group, waited for after strataGroupEnd;
+//   - nonblocking allreduces outside groups (fused by agreement, core/fusion_queue.h), waited
+//     for in order, in reverse, polled with strataTest, and with a blocking call among them;
 // each group run three times (the fusion buffer is reused), with every rank sleeping a
 // different, rank-dependent time between calls and between groups: packing depends on the call
 // sequence only, so timing must change nothing.
@@ -77,6 +79,50 @@ void runGroup(Harness& h, const Comm& cm, const std::string& what, const std::ve
     for (auto& run : runs) run->check(v);
     h.record(v);
   }
+}
+
+// Nonblocking allreduces outside any group (STRATA_FUSION_WAIT_US: packs agreed at run time),
+// issued with rank-dependent pauses, then completed in the order `order` gives: "reverse"
+// waits from the last, "test" polls each with strataTest, "blocking" issues a blocking
+// allreduce in the middle of the stream (which ends the packs before it).
+void runStream(Harness& h, const Comm& cm, const std::string& what, const std::vector<Case>& cases,
+               const std::string& order) {
+  const std::string name = what + " (" + order + ")";
+  h.step(name);
+  Verdict v = h.verdict(name);
+  std::vector<std::unique_ptr<CaseRun>> runs;
+  for (const Case& c : cases) {
+    runs.push_back(makeCaseRun(cm, c, Reference::kLocal, h.seed(name + " " + describe(c))));
+  }
+  std::unique_ptr<CaseRun> middle =
+      makeCaseRun(cm, {Coll::kAllReduce, strataFloat32, strataSum, 1000, false}, Reference::kLocal,
+                  h.seed(name + " blocking"));
+  std::vector<strataRequest_t> requests(runs.size(), nullptr);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i % 3 == 0) jitter(h, h.seed(name), static_cast<int>(i));
+    if (order == "blocking" && i == runs.size() / 2) checkResult(v, middle->call(), cm.comm);
+    checkResult(v, runs[i]->start(&requests[i]), cm.comm);
+  }
+  if (order == "test") {
+    // Poll every request until all are done (strataTest frees a finished one and sets NULL).
+    for (size_t left = requests.size(); left > 0;) {
+      left = 0;
+      for (strataRequest_t& r : requests) {
+        if (r == nullptr) continue;
+        int done = 0;
+        checkResult(v, strataTest(&r, &done), nullptr);
+        if (!done) ++left;
+      }
+    }
+  } else {
+    for (size_t k = 0; k < requests.size(); ++k) {
+      const size_t i = order == "reverse" ? requests.size() - 1 - k : k;
+      if (requests[i] != nullptr) checkResult(v, strataWait(&requests[i]), nullptr);
+    }
+  }
+  for (auto& run : runs) run->check(v);
+  if (order == "blocking") middle->check(v);
+  h.record(v);
 }
 
 // Counts of a model's gradients: biases, norms, convolutions, a few odd and prime sizes.
@@ -167,6 +213,11 @@ int main(int argc, char** argv) {
            false, 1);
   runGroup(h, cm, "nonblocking allreduces in a group", modelCases(), true);
   runGroup(h, cm, "nonblocking, mixed types and ops", mixedCases(), true);
+
+  for (const char* order : {"in order", "reverse", "test", "blocking"}) {
+    runStream(h, cm, "nonblocking stream of a model's gradients", modelCases(), order);
+    runStream(h, cm, "nonblocking stream of mixed types and ops", mixedCases(), order);
+  }
 
   h.step("strataCommDestroy");
   h.expectSuccess(strataCommDestroy(comm), "strataCommDestroy", nullptr);
