@@ -82,7 +82,8 @@ strataResult_t strataCscAllReduce(strataCsc_t csc, void* buff, strataRedOp_t op,
   const int rop = rawEnum(op);
   return guarded(commOf(csc), "strataCscAllReduce", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(CscEntry * e, liveCsc(csc));
-    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(e->comm));
+    StatusOr<CommEntry*> c = liveComm(e->comm);
+    if (!c.isOk()) return c.status().withContext("the communicator of csc");
     STRATA_RETURN_IF_ERROR(checkTypeOp(e->impl->type(), rop, true));
     if (rop != strataSum && rop != strataAvg) {
       return invalidArgument(std::string("op ") + redOpName(static_cast<strataRedOp_t>(rop)) +
@@ -91,10 +92,10 @@ strataResult_t strataCscAllReduce(strataCsc_t csc, void* buff, strataRedOp_t op,
     if (buff == nullptr) return invalidArgument("buff is NULL");
     if (inGroup()) {
       return invalidUsage(
-          "strataCscAllReduce cannot be called inside a group: it must reduce the chunk norms "
-          "before it can choose which chunks to send");
+          "not allowed inside a group: the call must reduce the chunk norms before it can "
+          "choose which chunks to send");
     }
-    return e->impl->allReduce(*c->impl, buff, static_cast<strataRedOp_t>(rop));
+    return e->impl->allReduce(*c.value()->impl, buff, static_cast<strataRedOp_t>(rop));
   });
 }
 

@@ -273,7 +273,7 @@ void runErrors(Harness& h, strataComm_t comm) {
   h.expectSuccess(strataCommDestroy(other), "destroy second comm");
   h.expect(strataCscAllReduce(orphan, buf.data(), strataSum, nullptr) == bad,
            "csc of a destroyed comm");
-  h.expect(std::string(strataGetLastError(nullptr)).find("comm") != std::string::npos,
+  h.expect(std::string(strataGetLastError(nullptr)).find("the communicator of csc: comm is not a live") != std::string::npos,
            "csc of a destroyed comm: message " + std::string(strataGetLastError(nullptr)));
   h.expectSuccess(strataCscDestroy(orphan), "destroy orphan");
 }
@@ -299,6 +299,7 @@ int main(int argc, char** argv) {
     runModel(h, comm, {1000, 9, 0.2f, strataBfloat16, strataSum, 20, 1});
     runModel(h, comm, {1000, 50, 0.25f, strataFloat16, strataAvg, 10, 2});
     runModel(h, comm, {1000, 1, 0.01f, strataFloat32, strataSum, 20, 2});  // chunk of 1 element
+    runModel(h, comm, {1000, 100, 0.1f, strataFloat32, strataSum, 20, 3});  // 0.1f of 10: k = 1
     runErrors(h, comm);
     h.expectSuccess(strataCommDestroy(comm), "strataCommDestroy");
   }
