@@ -9,15 +9,9 @@
 namespace strata::core {
 namespace {
 
+// Call is an aggregate: collective, send, recv, count, type, op, root.
 Call allReduceInPlace(void* buf, size_t count, strataDataType_t type, strataRedOp_t op) {
-  Call call;
-  call.coll = Collective::kAllReduce;
-  call.send = buf;
-  call.recv = buf;
-  call.count = count;
-  call.type = type;
-  call.op = op;
-  return call;
+  return Call{Collective::kAllReduce, buf, buf, count, type, op, 0};
 }
 
 }  // namespace

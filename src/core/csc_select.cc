@@ -75,8 +75,7 @@ void accumulate(strataDataType_t type, const Chunking& ch, const void* buff, voi
   }
 }
 
-void selectTopK(const float* norms, size_t nchunks, size_t k, uint32_t* order,
-                uint32_t* selected) {
+void selectTopK(const float* norms, size_t nchunks, size_t k, uint32_t* order, uint32_t* selected) {
   for (size_t i = 0; i < nchunks; ++i) order[i] = static_cast<uint32_t>(i);
   // A strict total order (key descending, then index ascending): the first k entries after
   // nth_element are the same set on every rank that holds the same norms, whatever the
@@ -90,8 +89,8 @@ void selectTopK(const float* norms, size_t nchunks, size_t k, uint32_t* order,
   std::sort(selected, selected + k);
 }
 
-size_t pack(size_t typeSize, const Chunking& ch, const uint32_t* selected, size_t k,
-            void* residual, void* packed) {
+size_t pack(size_t typeSize, const Chunking& ch, const uint32_t* selected, size_t k, void* residual,
+            void* packed) {
   auto* r = static_cast<char*>(residual);
   auto* out = static_cast<char*>(packed);
   size_t elems = 0;

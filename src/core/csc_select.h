@@ -52,8 +52,8 @@ void selectTopK(const float* norms, size_t nchunks, size_t k, uint32_t* order, u
 
 // Copies the selected chunks of `residual` (g) into `pack`, back to back in the order of
 // `selected`, and zeroes them in `residual`. Returns the number of elements packed.
-size_t pack(size_t typeSize, const Chunking& ch, const uint32_t* selected, size_t k,
-            void* residual, void* packed);
+size_t pack(size_t typeSize, const Chunking& ch, const uint32_t* selected, size_t k, void* residual,
+            void* packed);
 
 // buff = the packed (reduced) values in the selected chunks, zero elsewhere. `selected` is in
 // ascending order (as selectTopK writes it), so one pass writes every element of buff once.

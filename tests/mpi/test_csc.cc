@@ -61,9 +61,10 @@ struct Layout {
 };
 
 std::string describe(const Layout& l) {
-  return "csc " + std::string(l.type == strataFloat32   ? "float32"
-                              : l.type == strataFloat16 ? "float16"
-                                                        : "bfloat16") +
+  return "csc " +
+         std::string(l.type == strataFloat32   ? "float32"
+                     : l.type == strataFloat16 ? "float16"
+                                               : "bfloat16") +
          " " + (l.op == strataSum ? "sum" : "avg") + " count " + std::to_string(l.count) +
          " chunk " + std::to_string(l.chunkElems) + " density " + std::to_string(l.density);
 }
@@ -94,8 +95,8 @@ void runModel(Harness& h, strataComm_t comm, const Layout& l) {
     return;
   }
   strata::core::Csc& impl = *strata::api::lookupCsc(csc)->impl;
-  h.expect(impl.kept() == k, what + ": k is " + std::to_string(impl.kept()) + ", expected " +
-                                 std::to_string(k));
+  h.expect(impl.kept() == k,
+           what + ": k is " + std::to_string(impl.kept()) + ", expected " + std::to_string(k));
   std::vector<double> resid(static_cast<size_t>(n) * l.count, 0.0);  // the model: every rank
   std::vector<double> inputSum(l.count, 0.0), outputSum(l.count, 0.0);
   std::vector<unsigned char> buff(l.count * typeSize(l.type));
@@ -245,11 +246,11 @@ void runErrors(Harness& h, strataComm_t comm) {
   if (!h.expectSuccess(create(100, strataFloat32, 10, 0.5f), "create", comm)) return;
   expectRefused(h, comm, strataCscAllReduce(csc, buf.data(), strataMax, nullptr), bad, "op max",
                 "max");
-  expectRefused(h, comm, strataCscAllReduce(csc, buf.data(), strataProd, nullptr), bad,
-                "op prod", "prod");
+  expectRefused(h, comm, strataCscAllReduce(csc, buf.data(), strataProd, nullptr), bad, "op prod",
+                "prod");
   expectRefused(h, comm,
-                strataCscAllReduce(csc, buf.data(), static_cast<strataRedOp_t>(42), nullptr),
-                bad, "op 42", "op");
+                strataCscAllReduce(csc, buf.data(), static_cast<strataRedOp_t>(42), nullptr), bad,
+                "op 42", "op");
   expectRefused(h, comm, strataCscAllReduce(csc, nullptr, strataSum, nullptr), bad, "buff NULL",
                 "buff");
   h.expect(strataCscAllReduce(nullptr, buf.data(), strataSum, nullptr) == bad, "csc NULL");
@@ -273,7 +274,8 @@ void runErrors(Harness& h, strataComm_t comm) {
   h.expectSuccess(strataCommDestroy(other), "destroy second comm");
   h.expect(strataCscAllReduce(orphan, buf.data(), strataSum, nullptr) == bad,
            "csc of a destroyed comm");
-  h.expect(std::string(strataGetLastError(nullptr)).find("the communicator of csc: comm is not a live") != std::string::npos,
+  h.expect(std::string(strataGetLastError(nullptr))
+                   .find("the communicator of csc: comm is not a live") != std::string::npos,
            "csc of a destroyed comm: message " + std::string(strataGetLastError(nullptr)));
   h.expectSuccess(strataCscDestroy(orphan), "destroy orphan");
 }
@@ -298,7 +300,7 @@ int main(int argc, char** argv) {
     runModel(h, comm, {1000, 9, 0.2f, strataFloat16, strataSum, 20, 4});
     runModel(h, comm, {1000, 9, 0.2f, strataBfloat16, strataSum, 20, 1});
     runModel(h, comm, {1000, 50, 0.25f, strataFloat16, strataAvg, 10, 2});
-    runModel(h, comm, {1000, 1, 0.01f, strataFloat32, strataSum, 20, 2});  // chunk of 1 element
+    runModel(h, comm, {1000, 1, 0.01f, strataFloat32, strataSum, 20, 2});   // chunk of 1 element
     runModel(h, comm, {1000, 100, 0.1f, strataFloat32, strataSum, 20, 3});  // 0.1f of 10: k = 1
     runErrors(h, comm);
     h.expectSuccess(strataCommDestroy(comm), "strataCommDestroy");

@@ -39,17 +39,16 @@ TEST_CASE("csc: k = ceil(density * nchunks) for the densities people write", "[c
   CHECK(keptChunks(0.3f, 10) == 3);
   CHECK(keptChunks(0.7f, 10) == 7);
   CHECK(keptChunks(0.15f, 20) == 3);
-  CHECK(keptChunks(0.11f, 10) == 2);   // a true fraction rounds up
-  CHECK(keptChunks(0.1f, 11) == 2);    // 1.1 chunks
+  CHECK(keptChunks(0.11f, 10) == 2);  // a true fraction rounds up
+  CHECK(keptChunks(0.1f, 11) == 2);   // 1.1 chunks
   CHECK(keptChunks(1.0f, 7) == 7);
-  CHECK(keptChunks(1e-9f, 7) == 1);    // never fewer than one
+  CHECK(keptChunks(1e-9f, 7) == 1);  // never fewer than one
   CHECK(keptChunks(0.5f, 1) == 1);
   CHECK(keptChunks(0.1f, 1000000) == 100000);
   CHECK(keptChunks(std::nextafter(1.0f, 0.0f), 5) == 5);
 }
 
-TEST_CASE("csc: top-k takes the largest norms, ties to the lower index, in index order",
-          "[csc]") {
+TEST_CASE("csc: top-k takes the largest norms, ties to the lower index, in index order", "[csc]") {
   CHECK(topK({1, 5, 3, 5, 2}, 2) == std::vector<uint32_t>{1, 3});
   CHECK(topK({1, 5, 3, 5, 2}, 1) == std::vector<uint32_t>{1});
   // Ties at the boundary: of the three 2s only the first two fit.
