@@ -260,6 +260,41 @@ STRATA_API strataResult_t strataTest(strataRequest_t* request, int* done);
  * Requests may be waited for in any order. */
 STRATA_API strataResult_t strataWait(strataRequest_t* request);
 
+/* Coarse-grained sparse communication (CSC, after GradientFlow; strata extension, no NCCL
+ * equivalent): an allreduce that sends only the most important chunks of a gradient and keeps
+ * the rest, per rank, in a residual that is added to the next call's input (error feedback).
+ * README "Sparse allreduce (CSC)" states the semantics and the cost. */
+typedef struct strataCsc* strataCsc_t;
+
+/* Creates a CSC object for buffers of `count` elements of `datatype` (strataFloat32,
+ * strataFloat16 or strataBfloat16) on `comm`, cut into chunks of `chunkElems` elements (the
+ * last may be short), of which each call keeps k = ceil(density * nchunks) (0 < density <= 1).
+ * Its residual is zero. GradientFlow's starting point: chunkElems 32768, density 0.1. Local:
+ * no communication; every rank must create it with the same arguments. Allocates everything
+ * the calls need. Bad arguments (another type, count or chunkElems 0, a density outside
+ * (0, 1] or NaN, a NULL or destroyed comm, csc NULL) return strataInvalidArgument. *csc is set
+ * only on success. */
+STRATA_API strataResult_t strataCscCreate(strataComm_t comm, size_t count,
+                                          strataDataType_t datatype, size_t chunkElems,
+                                          float density, strataCsc_t* csc);
+
+/* In place on `buff` (count elements, host memory): g = buff + residual; the L1 norm of each
+ * chunk of g, summed over the ranks by a float32 allreduce; the k chunks with the largest sums
+ * (ties: the lower chunk index) selected identically on every rank and reduced with one
+ * allreduce with `op` (strataSum or strataAvg). buff gets the reduced values in the selected
+ * chunks and zeros elsewhere; the residual becomes 0 in the selected chunks and g elsewhere.
+ * Arithmetic is in float, g rounded once to the datatype. Collective over the communicator, in
+ * the same order as its other calls; not inside a group (strataInvalidUsage). Device buffers
+ * are refused (strataInvalidUsage) for now; `stream` is ignored. On an error from the
+ * communication, buff and the residual are unspecified. */
+STRATA_API strataResult_t strataCscAllReduce(strataCsc_t csc, void* buff, strataRedOp_t op,
+                                             strataStream_t stream);
+
+/* Frees a CSC object and its residual. Local (not collective). The handle is stale afterwards:
+ * any call with it returns strataInvalidArgument. Destroy it before or after its communicator;
+ * calls on a CSC whose communicator was destroyed return strataInvalidArgument. */
+STRATA_API strataResult_t strataCscDestroy(strataCsc_t csc);
+
 #ifdef __cplusplus
 }
 #endif
