@@ -92,6 +92,7 @@ Status Comm::init(bool threadMultiple) {
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(buildLevels());
+  STRATA_RETURN_IF_ERROR(gatherHosts());
   STRATA_RETURN_IF_ERROR(loadPlans());
   dumpPlans();
   return Status::ok();

@@ -40,6 +40,10 @@ StatusOr<Settings> Settings::fromEnv() {
     return invalidArgument("STRATA_MPI_CUDA_AWARE=" + aware + ": expected auto, 0 or 1");
   }
   s.check = env::getInt("STRATA_CHECK") != 0;
+  const std::string compress = env::getString("STRATA_COMPRESS");
+  if (!compress.empty() && !parseWireType(compress, &s.compress)) {
+    return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
+  }
   return s;
 }
 
@@ -58,7 +62,9 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 //                             and how large the shared segment is (a crash in the shm reduce);
 //   STRATA_GPU_STAGING_BYTES  the staged fabric cuts a device call into host collectives of
 //                             this size;
-//   STRATA_CHECK              adds a comparison collective before each call.
+//   STRATA_CHECK              adds a comparison collective before each call;
+//   STRATA_COMPRESS           decides the type inter-host stages exchange, and adds a scale
+//                             agreement collective before each fp16 step.
 // Not agreed: STRATA_PROGRESS only decides which thread of a rank runs its queued calls (they
 // run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
 // through each member's reported identity, which fabrics/device_choice.h already combines
@@ -73,6 +79,7 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_SHM_SLOT_BYTES", [](const Settings& s) { return sizeText(s.shmSlotBytes); }},
       {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
       {"STRATA_CHECK", [](const Settings& s) { return std::string(s.check ? "1" : "0"); }},
+      {"STRATA_COMPRESS", [](const Settings& s) { return std::string(wireTypeName(s.compress)); }},
   };
   return table;
 }
