@@ -7,8 +7,8 @@
 //       of values whose float32 sums are exact in any order is bit-exact, even where fp16/bf16
 //       would round them (odd integers above 2048);
 //   mpiexec ... strata_mpi_compress --expect compressed --wire fp16 --slow-group 2
-//       the inter-host stages are compressed: the same values show the rounding in the largest
-//       call (a staged plan), and every element stays within the README's bound,
+//       the inter-host stages are compressed: the same values show the rounding (in the calls
+//       that get a staged plan), and every element stays within the README's bound,
 //       (g + 1) * u * sum_r |x_r| with g = --slow-group and u = 2^-11 (fp16) or 2^-8 (bf16);
 //
 // Either way: small integers (which the wire type holds) sum exactly; random gradient-like
@@ -66,6 +66,7 @@ class CompressTest {
   // A float32 allreduce of `d` under `op` (sum or avg) at every count.
   void floatSums(Data d, strataRedOp_t op, const char* name) {
     const int n = h_.size();
+    size_t rounded = 0;  // elements that differ from the float32 sum, over every count
     for (size_t count : kCounts) {
       const std::string what = std::string(name) + (op == strataAvg ? " avg" : " sum") + " of " +
                                std::to_string(count) + " float32";
@@ -117,11 +118,13 @@ class CompressTest {
       h_.expect(outside == 0, what + ": " + std::to_string(outside) +
                                   " elements outside the error bound, first at " +
                                   std::to_string(first));
-      if (d == Data::kOddInts && compressed() && count == kCounts[4]) {
-        h_.expect(differ > 0, what + ": no element rounded: the inter-host stage was not "
-                                     "compressed");
-      }
+      rounded += differ;
       sameOnEveryRank(out.data(), count * sizeof(float), what);
+    }
+    // The planner may pick passthrough (never compressed) at some sizes, but not at all of them.
+    if (d == Data::kOddInts && compressed()) {
+      h_.expect(rounded > 0, std::string(name) + ": no element rounded at any count: the "
+                                                 "inter-host stage was not compressed");
     }
   }
 
