@@ -90,32 +90,32 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
     };
     switch (s->kind) {
       case Collective::kReduceScatter:
-        STRATA_RETURN_IF_ERROR(where(
-            w != WireType::kNone
-                ? runWireStep(*f, *s, in, work, w, wireBuf)
-                : f->reduceScatter(at(in, s->offset, ts),
-                                   at(work, s->offset + s->displs[s->index], ts),
-                                   s->counts.data(), s->displs.data(), type, fop)));
+        STRATA_RETURN_IF_ERROR(
+            where(w != WireType::kNone
+                      ? runWireStep(*f, *s, in, work, w, wireBuf)
+                      : f->reduceScatter(at(in, s->offset, ts),
+                                         at(work, s->offset + s->displs[s->index], ts),
+                                         s->counts.data(), s->displs.data(), type, fop)));
         if (op == strataAvg && s->finishesReduction) {
           STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset + s->displs[s->index], ts),
                                           s->counts[s->index], type, c.size()));
         }
         break;
       case Collective::kAllReduce:
-        STRATA_RETURN_IF_ERROR(
-            where(w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
-                                       : f->allReduce(at(in, s->offset, ts),
-                                                      at(work, s->offset, ts), s->count, type, fop)));
+        STRATA_RETURN_IF_ERROR(where(
+            w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
+                                 : f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts),
+                                                s->count, type, fop)));
         if (op == strataAvg && s->finishesReduction) {
           STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset, ts), s->count, type, c.size()));
         }
         break;
       case Collective::kAllGather:
-        STRATA_RETURN_IF_ERROR(where(
-            w != WireType::kNone
-                ? runWireStep(*f, *s, in, work, w, wireBuf)
-                : f->allGather(at(work, s->offset + s->displs[s->index], ts),
-                               at(work, s->offset, ts), s->counts.data(), s->displs.data(), type)));
+        STRATA_RETURN_IF_ERROR(
+            where(w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
+                                       : f->allGather(at(work, s->offset + s->displs[s->index], ts),
+                                                      at(work, s->offset, ts), s->counts.data(),
+                                                      s->displs.data(), type)));
         break;
       // The rooted kinds (decompose/rooted.h): the broadcast and scatter move the root's
       // range in place; the reduce reads `in` like the reduce-scatter; the gather collects
@@ -200,11 +200,11 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
                         type, op, &exec.wire);
     }
     if (inFlight != nullptr) {
-      Status st = (inFlightWire.wire != WireType::kNone ? finishWireAllReduce(*inFlight, inFlightWire)
-                                                        : inFlight->allReduceWait())
-                      .withContext(
-          "pipelined allreduce of piece " + std::to_string(k) + " of " + std::to_string(pieces) +
-          " (fabric " + inFlight->name() + ")");
+      Status st =
+          (inFlightWire.wire != WireType::kNone ? finishWireAllReduce(*inFlight, inFlightWire)
+                                                : inFlight->allReduceWait())
+              .withContext("pipelined allreduce of piece " + std::to_string(k) + " of " +
+                           std::to_string(pieces) + " (fabric " + inFlight->name() + ")");
       if (failed.isOk()) failed = st;
       if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
         failed = x.divide(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count,
@@ -232,9 +232,8 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
         failed = started.status();
         if (failed.isOk()) inFlightWire = started.value();
       } else {
-        failed = f.value()->allReduceStart(at(in, sk.ar->offset, ts),
-                                           at(recv, off + sk.ar->offset, ts), sk.ar->count, type,
-                                           fop);
+        failed = f.value()->allReduceStart(
+            at(in, sk.ar->offset, ts), at(recv, off + sk.ar->offset, ts), sk.ar->count, type, fop);
       }
       if (!failed.isOk()) break;
       inFlight = f.value();

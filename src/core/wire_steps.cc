@@ -10,22 +10,18 @@ namespace {
 constexpr size_t kWireSize = 2;  // fp16 and bf16
 
 float* floats(void* p, size_t offset) { return static_cast<float*>(p) + offset; }
-const float* floats(const void* p, size_t offset) {
-  return static_cast<const float*>(p) + offset;
-}
+const float* floats(const void* p, size_t offset) { return static_cast<const float*>(p) + offset; }
 uint16_t* wires(void* p, size_t offset) { return static_cast<uint16_t*>(p) + offset; }
 
 // The scale exponent every member of `f` uses for this step: from the largest magnitude any of
 // them contributes (`mine`, n floats) and the number of values a sum adds (`terms`). One
 // float allreduce (max) on the step's own fabric, before its data call: the same order on
 // every member. bf16 needs none.
-StatusOr<int> agreeExponent(fabric::Fabric& f, WireType w, const float* mine, size_t n,
-                            int terms) {
+StatusOr<int> agreeExponent(fabric::Fabric& f, WireType w, const float* mine, size_t n, int terms) {
   if (w != WireType::kFp16) return 0;
   float m = maxAbsFinite(mine, n);
-  STRATA_RETURN_IF_ERROR(
-      f.allReduce(&m, &m, 1, strataFloat32, strataMax)
-          .withContext("agreeing on the fp16 scale of a compressed step"));
+  STRATA_RETURN_IF_ERROR(f.allReduce(&m, &m, 1, strataFloat32, strataMax)
+                             .withContext("agreeing on the fp16 scale of a compressed step"));
   return fp16ScaleExponent(m, terms);
 }
 
@@ -62,8 +58,8 @@ Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void*
       const float* own = floats(work, s.offset + mine);
       STRATA_ASSIGN_OR_RETURN(int exp, agreeExponent(f, w, own, s.counts[s.index], 1));
       narrowScaled(own, wires(scratch, mine), s.counts[s.index], w, exp);
-      STRATA_RETURN_IF_ERROR(f.allGather(wires(scratch, mine), scratch, s.counts.data(),
-                                         s.displs.data(), wt));
+      STRATA_RETURN_IF_ERROR(
+          f.allGather(wires(scratch, mine), scratch, s.counts.data(), s.displs.data(), wt));
       widenScaled(wires(scratch, 0), floats(work, s.offset), s.count, w, exp);
       return Status::ok();
     }
@@ -89,7 +85,8 @@ StatusOr<WireAllReduce> startWireAllReduce(fabric::Fabric& f, const void* in, vo
 
 Status finishWireAllReduce(fabric::Fabric& f, const WireAllReduce& pending) {
   STRATA_RETURN_IF_ERROR(f.allReduceWait());
-  widenScaled(wires(pending.scratch, 0), floats(pending.out, 0), pending.count, pending.wire, pending.exp);
+  widenScaled(wires(pending.scratch, 0), floats(pending.out, 0), pending.count, pending.wire,
+              pending.exp);
   return Status::ok();
 }
 

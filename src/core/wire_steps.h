@@ -28,8 +28,8 @@ namespace strata::core {
 // Runs step `s` (a reduce-scatter, allreduce or all-gather of float32, summed) on `f` in wire
 // type `w`, reading `in` and writing `work` as core/run_steps.h says for the step's kind.
 // `scratch` holds the step's range in the wire type (wireBytes(s) bytes).
-Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void* work,
-                   WireType w, void* scratch);
+Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void* work, WireType w,
+                   void* scratch);
 
 // The bytes runWireStep needs in scratch for `s`.
 size_t wireBytes(const plan::Step& s);

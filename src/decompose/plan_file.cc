@@ -26,8 +26,7 @@ constexpr size_t kMaxFileBytes = 1 << 20;
 
 const std::vector<std::string> kTopKeys = {"rules", "measured"};
 const std::vector<std::string> kRuleKeys = {"min_bytes", "max_bytes", "plan", "stages"};
-const std::vector<std::string> kStageKeys = {"stage", "fabric", "algorithm", "chunk_bytes",
-                                             "wire"};
+const std::vector<std::string> kStageKeys = {"stage", "fabric", "algorithm", "chunk_bytes", "wire"};
 const std::vector<std::string> kMeasuredKeys = {"bandwidth_GBps", "latency_us"};
 
 enum class Op { kReduceScatter, kAllReduce, kAllGather };

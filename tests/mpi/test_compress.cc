@@ -78,8 +78,8 @@ class CompressTest {
         for (size_t i = 0; i < count; ++i) all[r][i] = value(d, r, i, gen);
       }
       std::vector<float> out(count, -1.0f);
-      if (!h_.expectSuccess(strataAllReduce(all[h_.rank()].data(), out.data(), count,
-                                            strataFloat32, op, comm_, nullptr),
+      if (!h_.expectSuccess(strataAllReduce(all[h_.rank()].data(), out.data(), count, strataFloat32,
+                                            op, comm_, nullptr),
                             what, comm_)) {
         continue;
       }
@@ -98,8 +98,8 @@ class CompressTest {
           mag /= n;
         }
         if (out[i] != ref) ++differ;
-        const double bound = compressed() ? (o_.slowGroup + 1) * u_ * mag + 1e-30
-                                          : (n + 1) * std::ldexp(mag, -24);
+        const double bound =
+            compressed() ? (o_.slowGroup + 1) * u_ * mag + 1e-30 : (n + 1) * std::ldexp(mag, -24);
         if (std::fabs(out[i] - exact) > bound) {
           if (first == count) first = i;
           ++outside;
@@ -123,8 +123,9 @@ class CompressTest {
     }
     // The planner may pick passthrough (never compressed) at some sizes, but not at all of them.
     if (d == Data::kOddInts && compressed()) {
-      h_.expect(rounded > 0, std::string(name) + ": no element rounded at any count: the "
-                                                 "inter-host stage was not compressed");
+      h_.expect(rounded > 0, std::string(name) +
+                                 ": no element rounded at any count: the "
+                                 "inter-host stage was not compressed");
     }
   }
 
@@ -148,8 +149,8 @@ class CompressTest {
         }
       }
       std::vector<float> out(count);
-      if (!h_.expectSuccess(strataAllReduce(all[h_.rank()].data(), out.data(), count,
-                                            strataFloat32, op, comm_, nullptr),
+      if (!h_.expectSuccess(strataAllReduce(all[h_.rank()].data(), out.data(), count, strataFloat32,
+                                            op, comm_, nullptr),
                             what, comm_)) {
         continue;
       }
@@ -167,10 +168,11 @@ class CompressTest {
     const std::string what = "int32 sum of large odd values";
     h_.step(what);
     std::vector<int32_t> in(count), out(count);
-    for (size_t i = 0; i < count; ++i) in[i] = 100001 + 2 * static_cast<int32_t>(i % 5000) + h_.rank();
-    if (h_.expectSuccess(strataAllReduce(in.data(), out.data(), count, strataInt32, strataSum,
-                                         comm_, nullptr),
-                         what, comm_)) {
+    for (size_t i = 0; i < count; ++i)
+      in[i] = 100001 + 2 * static_cast<int32_t>(i % 5000) + h_.rank();
+    if (h_.expectSuccess(
+            strataAllReduce(in.data(), out.data(), count, strataInt32, strataSum, comm_, nullptr),
+            what, comm_)) {
       size_t differ = 0;
       for (size_t i = 0; i < count; ++i) {
         int64_t ref = 0;
@@ -207,8 +209,9 @@ int main(int argc, char** argv) {
   h.app()
       .add_option("--expect", o.expect, "exact (nothing compressed) or compressed")
       ->check(CLI::IsMember({"exact", "compressed"}));
-  h.app().add_option("--wire", o.wire, "the wire type, for the bound")->check(
-      CLI::IsMember({"fp16", "bf16"}));
+  h.app()
+      .add_option("--wire", o.wire, "the wire type, for the bound")
+      ->check(CLI::IsMember({"fp16", "bf16"}));
   h.app().add_option("--slow-group", o.slowGroup,
                      "members of the largest compressed stage group (the hosts), for the bound");
   if (!h.start(argc, argv)) return h.exitCode();

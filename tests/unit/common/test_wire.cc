@@ -48,8 +48,8 @@ TEST_CASE("wire: only float32 sums and averages are compressed", "[wire]") {
   for (strataRedOp_t op : {strataProd, strataMax, strataMin}) {
     CHECK_FALSE(wireApplies(WireType::kFp16, strataFloat32, op));
   }
-  for (strataDataType_t t : {strataInt32, strataInt8, strataFloat64, strataFloat16,
-                             strataBfloat16, strataUint64}) {
+  for (strataDataType_t t :
+       {strataInt32, strataInt8, strataFloat64, strataFloat16, strataBfloat16, strataUint64}) {
     CHECK_FALSE(wireApplies(WireType::kFp16, t, strataSum));
   }
 }
@@ -66,9 +66,9 @@ TEST_CASE("wire: maxAbsFinite ignores NaN and infinities", "[wire]") {
 
 TEST_CASE("wire: the fp16 exponent brings terms * maxAbs into [2^14, 2^15)", "[wire]") {
   CHECK(fp16ScaleExponent(0.0f, 4) == 0);
-  CHECK(fp16ScaleExponent(1.0f, 1) == 14);     // 1 * 2^14
-  CHECK(fp16ScaleExponent(1.0f, 2) == 13);     // 2 * 2^13 = 2^14
-  CHECK(fp16ScaleExponent(1.0f, 3) == 13);     // 3 * 2^13 = 24576
+  CHECK(fp16ScaleExponent(1.0f, 1) == 14);  // 1 * 2^14
+  CHECK(fp16ScaleExponent(1.0f, 2) == 13);  // 2 * 2^13 = 2^14
+  CHECK(fp16ScaleExponent(1.0f, 3) == 13);  // 3 * 2^13 = 24576
   CHECK(fp16ScaleExponent(65504.0f, 1) == -1);
   CHECK(fp16ScaleExponent(1e38f, 1024) == -122);
   CHECK(fp16ScaleExponent(3e38f, 16384) == -126);  // clamped: 2^-126 is still a normal float

@@ -54,9 +54,9 @@ TEST_CASE("plan file wire: unset by default, each value read onto its stage", "[
       rulesOk(withStages({"reduce_scatter@node", "allreduce@network", "all_gather@node"}));
   for (const Stage& s : plain[0].plan.stages) CHECK_FALSE(s.wire.has_value());
 
-  const std::vector<PlanRule> rules = rulesOk(withStages(
-      {"{stage: reduce_scatter@node, wire: none}", "{stage: allreduce@network, wire: fp16}",
-       "all_gather@node"}));
+  const std::vector<PlanRule> rules =
+      rulesOk(withStages({"{stage: reduce_scatter@node, wire: none}",
+                          "{stage: allreduce@network, wire: fp16}", "all_gather@node"}));
   const std::vector<Stage>& stages = rules[0].plan.stages;
   REQUIRE(stages.size() == 2);
   REQUIRE(stages[0].wire.has_value());
@@ -85,9 +85,9 @@ TEST_CASE("plan file wire: unknown values and halves that disagree are refused",
 TEST_CASE("plan file wire: formatPlanFile writes it back and describePlan shows it",
           "[plan_file]") {
   const topo::Hierarchy h = nodeNetwork();
-  const std::vector<PlanRule> rules = rulesOk(withStages(
-      {"{stage: reduce_scatter@node, wire: none}", "{stage: allreduce@network, wire: bf16}",
-       "all_gather@node"}));
+  const std::vector<PlanRule> rules =
+      rulesOk(withStages({"{stage: reduce_scatter@node, wire: none}",
+                          "{stage: allreduce@network, wire: bf16}", "all_gather@node"}));
   const std::string text = formatPlanFile(rules, h);
   INFO(text);
   CHECK_THAT(text, Contains("{stage: reduce_scatter@node, wire: none}"));
