@@ -84,6 +84,9 @@ struct PlanExec {
   std::vector<LevelGroup*> groups;  // per derived level; owned by the Comm
   std::string description;          // describePlan()
   ScheduleCache schedules;          // this plan's allreduce steps by count (run-time only)
+  // Per derived level: the type float32 sums travel in over that stage (core/wire_steps.h).
+  // The same on every rank: from the plan and agreed settings and hosts only.
+  std::vector<WireType> wire;
 };
 
 // Working memory reused across calls, so the steady state allocates nothing.
@@ -93,12 +96,26 @@ class Scratch {
     if (bytes > buf_.size()) buf_.resize(bytes);
     return buf_.data();
   }
-  // The buffer, handed over when an aborted communicator goes (common/mpi_wait.h:
-  // keepUntilExit): abandoned MPI sends and receives may still name it.
-  std::vector<char> take() { return std::move(buf_); }
+  // Its buffers (get()'s and the wire copies), handed over when an aborted communicator goes
+  // (common/mpi_wait.h: keepUntilExit): abandoned MPI sends and receives may still name them.
+  std::vector<std::vector<char>> take() {
+    std::vector<std::vector<char>> all;
+    all.push_back(std::move(buf_));
+    for (std::vector<char>& w : wire_) all.push_back(std::move(w));
+    return all;
+  }
+  // The wire-type copies of compressed steps (core/wire_steps.h), apart from get()'s buffer,
+  // which may hold a call's working range: slot 0 for a step that runs to completion, slot 1
+  // for the pipeline's allreduce in flight meanwhile.
+  void* wire(int slot, size_t bytes) {
+    std::vector<char>& b = wire_[slot == 0 ? 0 : 1];
+    if (bytes > b.size()) b.resize(bytes);
+    return b.data();
+  }
 
  private:
   std::vector<char> buf_;
+  std::vector<char> wire_[2];
 };
 
 // The GPU side of a communicator (core/device_side.h): its stream, device scratch, stream gate
@@ -209,6 +226,11 @@ class Comm {
   Status buildHierarchy();
   Status buildLevels();
   Status loadPlans();
+  // With STRATA_COMPRESS on: every rank's host (hostOf_), so that plans know which stages
+  // cross hosts. Collective.
+  Status gatherHosts();
+  // The wire type of each stage of a plan's derived hierarchy (PlanExec::wire).
+  std::vector<WireType> wireOf(const plan::Plan& p, const topo::Hierarchy& derived) const;
   void dumpPlans() const;
   Status checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet = false);
   StatusOr<std::unique_ptr<PlanExec>> makeExec(const plan::Plan& chosen);
@@ -233,6 +255,7 @@ class Comm {
   std::map<uint64_t, std::unique_ptr<LevelGroup>> groups_;
   std::unique_ptr<LevelGroup> flat_;
   std::vector<LevelGroup*> levels_;
+  std::vector<int> hostOf_;  // by rank, dense host ids; empty unless STRATA_COMPRESS is on
   std::vector<plan::PlanRule> planRules_;  // empty: no plan file
   std::string planSource_;
   plan::CostParams costParams_;

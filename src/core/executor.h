@@ -24,6 +24,14 @@ class Executor {
   // The group's fabric for this memory. A missing one is a broken invariant: setup makes every
   // fabric a call needs before the call runs.
   virtual StatusOr<fabric::Fabric*> fabricOf(LevelGroup& g) = 0;
+  // Host memory for the wire-type copy of a compressed step (core/wire_steps.h); slot 0 or 1 as
+  // Scratch::wire says. Null: this executor's memory is not compressed (device buffers have
+  // no conversion kernels yet), so its steps run in their own type.
+  virtual void* wireScratch(int slot, size_t bytes) {
+    (void)slot;
+    (void)bytes;
+    return nullptr;
+  }
 };
 
 class HostExecutor final : public Executor {
@@ -38,6 +46,7 @@ class HostExecutor final : public Executor {
     return Status::ok();
   }
   StatusOr<void*> scratch(size_t bytes) override { return scratch_.get(bytes); }
+  void* wireScratch(int slot, size_t bytes) override { return scratch_.wire(slot, bytes); }
   StatusOr<fabric::Fabric*> fabricOf(LevelGroup& g) override {
     if (!g.fabric) return internalError("a step on a group this rank has no fabric for");
     return g.fabric.get();

@@ -1,6 +1,8 @@
 // Stage groups and plans (Comm's setup members): the control plane and fabric of one level of a
 // hierarchy, made once and shared by every plan that needs the same group.
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "common/log.h"
 #include "core/comm.h"
@@ -73,8 +75,40 @@ StatusOr<std::unique_ptr<PlanExec>> Comm::makeExec(const plan::Plan& chosen) {
       STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(exec->derived, l));
       exec->groups.push_back(g);
     }
+    exec->wire = wireOf(chosen, exec->derived);
   }
   return exec;
+}
+
+Status Comm::gatherHosts() {
+  hostOf_.clear();
+  // Every rank has the same STRATA_COMPRESS (an agreed setting), so all take this branch alike.
+  if (settings_.compress == WireType::kNone) return Status::ok();
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> hosts,
+                          boot::allGatherStrings(*boot_, settings_.hostName));
+  std::map<std::string, int> ids;
+  for (const std::string& host : hosts) {
+    hostOf_.push_back(ids.emplace(host, static_cast<int>(ids.size())).first->second);
+  }
+  return Status::ok();
+}
+
+// A stage with a plan file's `wire:` takes it as given; any other takes STRATA_COMPRESS when
+// one of its groups spans hosts (the slow links), and stays float32 inside a host.
+std::vector<WireType> Comm::wireOf(const plan::Plan& p, const topo::Hierarchy& derived) const {
+  std::vector<WireType> wire;
+  for (int j = 0; j < static_cast<int>(p.stages.size()); ++j) {
+    const plan::Stage& s = p.stages[j];
+    WireType w = WireType::kNone;
+    if (s.wire) {
+      w = *s.wire;
+    } else if (settings_.compress != WireType::kNone &&
+               topo::levelCrossesHosts(derived, j, hostOf_)) {
+      w = settings_.compress;
+    }
+    wire.push_back(w);
+  }
+  return wire;
 }
 
 StatusOr<PlanExec*> Comm::execForPlan(const plan::Plan& p) {

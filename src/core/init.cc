@@ -93,6 +93,7 @@ Status Comm::init(bool threadMultiple) {
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(buildLevels());
+  STRATA_RETURN_IF_ERROR(gatherHosts());
   STRATA_RETURN_IF_ERROR(loadPlans());
   dumpPlans();
   return Status::ok();
@@ -124,8 +125,9 @@ Comm::~Comm() {
   flat_.reset();
   device_.reset();
   if (aborted_.load()) {
-    keepUntilExit(scratch_.take());
-    keepUntilExit(fusionBuffer_.take());
+    for (Scratch* s : {&scratch_, &fusionBuffer_}) {
+      for (std::vector<char>& b : s->take()) keepUntilExit(std::move(b));
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
+#include "core/wire_steps.h"
 
 namespace strata::core {
 namespace {
@@ -51,16 +52,33 @@ Split split(const std::vector<Step>& steps) {
   return s;
 }
 
+// The wire type step `s` runs in: its level's, for a float32 sum or average on a level that
+// has one (core/wire_steps.h), else none.
+WireType stepWire(const std::vector<WireType>* wire, const Step& s, strataDataType_t type,
+                  strataRedOp_t op) {
+  if (wire == nullptr || s.level < 0 || s.level >= static_cast<int>(wire->size())) {
+    return WireType::kNone;
+  }
+  const bool movable = s.kind == Collective::kReduceScatter || s.kind == Collective::kAllReduce ||
+                       s.kind == Collective::kAllGather;
+  const WireType w = (*wire)[s.level];
+  return movable && wireApplies(w, type, op) ? w : WireType::kNone;
+}
+
 }  // namespace
 
 Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, const Step* begin,
                 const Step* end, const void* src, void* work, strataDataType_t type,
-                strataRedOp_t op) {
+                strataRedOp_t op, const std::vector<WireType>* wire) {
   const size_t ts = dataTypeSize(type);
   const strataRedOp_t fop = op == strataAvg ? strataSum : op;
   const void* in = src;
   for (const Step* s = begin; s != end; ++s) {
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, x, groups, s->level));
+    // A compressed step's wire-type copy; none where the executor has no host scratch for it.
+    WireType w = stepWire(wire, *s, type, op);
+    void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(0, wireBytes(*s));
+    if (wireBuf == nullptr) w = WireType::kNone;
     // Where a failure happened: the stage (step) of the schedule, its level and fabric.
     auto where = [&](const Status& st) {
       return st.withContext(
@@ -72,9 +90,12 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
     };
     switch (s->kind) {
       case Collective::kReduceScatter:
-        STRATA_RETURN_IF_ERROR(where(
-            f->reduceScatter(at(in, s->offset, ts), at(work, s->offset + s->displs[s->index], ts),
-                             s->counts.data(), s->displs.data(), type, fop)));
+        STRATA_RETURN_IF_ERROR(
+            where(w != WireType::kNone
+                      ? runWireStep(*f, *s, in, work, w, wireBuf)
+                      : f->reduceScatter(at(in, s->offset, ts),
+                                         at(work, s->offset + s->displs[s->index], ts),
+                                         s->counts.data(), s->displs.data(), type, fop)));
         if (op == strataAvg && s->finishesReduction) {
           STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset + s->displs[s->index], ts),
                                           s->counts[s->index], type, c.size()));
@@ -82,15 +103,19 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
         break;
       case Collective::kAllReduce:
         STRATA_RETURN_IF_ERROR(where(
-            f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts), s->count, type, fop)));
+            w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
+                                 : f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts),
+                                                s->count, type, fop)));
         if (op == strataAvg && s->finishesReduction) {
           STRATA_RETURN_IF_ERROR(x.divide(at(work, s->offset, ts), s->count, type, c.size()));
         }
         break;
       case Collective::kAllGather:
         STRATA_RETURN_IF_ERROR(
-            where(f->allGather(at(work, s->offset + s->displs[s->index], ts),
-                               at(work, s->offset, ts), s->counts.data(), s->displs.data(), type)));
+            where(w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
+                                       : f->allGather(at(work, s->offset + s->displs[s->index], ts),
+                                                      at(work, s->offset, ts), s->counts.data(),
+                                                      s->displs.data(), type)));
         break;
       // The rooted kinds (decompose/rooted.h): the broadcast and scatter move the root's
       // range in place; the reduce reads `in` like the reduce-scatter; the gather collects
@@ -154,8 +179,8 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
     for (size_t k = 0; k < pieces; ++k) {
       const size_t off = k * piece;
       const std::vector<Step>& steps = k + 1 == pieces ? last : full;
-      STRATA_RETURN_IF_ERROR(
-          runSteps(c, x, exec.groups, steps, at(send, off, ts), at(recv, off, ts), type, op));
+      STRATA_RETURN_IF_ERROR(runSteps(c, x, exec.groups, steps, at(send, off, ts),
+                                      at(recv, off, ts), type, op, &exec.wire));
     }
     return Status::ok();
   }
@@ -163,6 +188,7 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
   auto splitOf = [&](size_t k) { return k + 1 == pieces ? split(last) : fullSplit; };
   fabric::Fabric* inFlight = nullptr;  // the fabric of AR(k-1), while it runs
   const Step* inFlightStep = nullptr;
+  WireAllReduce inFlightWire;  // AR(k-1) compressed: its wire copy (slot 1) and scale
   Status failed = Status::ok();
   for (size_t k = 0; k <= pieces && failed.isOk(); ++k) {
     const size_t off = k * piece;
@@ -171,12 +197,14 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
     if (k < pieces) {
       sk = splitOf(k);
       failed = runSteps(c, x, exec.groups, sk.begin, sk.ar, at(send, off, ts), at(recv, off, ts),
-                        type, op);
+                        type, op, &exec.wire);
     }
     if (inFlight != nullptr) {
-      Status st = inFlight->allReduceWait().withContext(
-          "pipelined allreduce of piece " + std::to_string(k) + " of " + std::to_string(pieces) +
-          " (fabric " + inFlight->name() + ")");
+      Status st =
+          (inFlightWire.wire != WireType::kNone ? finishWireAllReduce(*inFlight, inFlightWire)
+                                                : inFlight->allReduceWait())
+              .withContext("pipelined allreduce of piece " + std::to_string(k) + " of " +
+                           std::to_string(pieces) + " (fabric " + inFlight->name() + ")");
       if (failed.isOk()) failed = st;
       if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
         failed = x.divide(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count,
@@ -193,8 +221,20 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
         failed = f.status();
         break;
       }
-      failed = f.value()->allReduceStart(
-          at(in, sk.ar->offset, ts), at(recv, off + sk.ar->offset, ts), sk.ar->count, type, fop);
+      // Compressed, its wire copy lives in slot 1: slot 0 serves the steps run meanwhile.
+      const WireType w = stepWire(&exec.wire, *sk.ar, type, op);
+      void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(1, wireBytes(*sk.ar));
+      inFlightWire = WireAllReduce{};
+      if (wireBuf != nullptr) {
+        StatusOr<WireAllReduce> started =
+            startWireAllReduce(*f.value(), at(in, sk.ar->offset, ts),
+                               at(recv, off + sk.ar->offset, ts), sk.ar->count, w, wireBuf);
+        failed = started.status();
+        if (failed.isOk()) inFlightWire = started.value();
+      } else {
+        failed = f.value()->allReduceStart(
+            at(in, sk.ar->offset, ts), at(recv, off + sk.ar->offset, ts), sk.ar->count, type, fop);
+      }
       if (!failed.isOk()) break;
       inFlight = f.value();
       inFlightStep = sk.ar;
@@ -203,7 +243,7 @@ Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, 
       fabric::IdleHook agHook(inFlight);
       const Split prev = splitOf(k - 1);
       failed = runSteps(c, x, exec.groups, prev.gather, prev.end, at(recv, off - piece, ts),
-                        at(recv, off - piece, ts), type, op);
+                        at(recv, off - piece, ts), type, op, &exec.wire);
     }
   }
   if (inFlight != nullptr) {

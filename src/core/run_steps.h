@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire.h"
 #include "core/comm.h"
 #include "core/executor.h"
 #include "decompose/schedule.h"
@@ -21,15 +22,20 @@ namespace strata::core {
 //   says.
 // strataAvg is combined as a sum; the step that finishes the reduction divides by the rank
 // count, once (every element passes through exactly one such step).
-// A step's level indexes `groups` (plan::kFlatLevel: the communicator's flat group).
+// A step's level indexes `groups` (plan::kFlatLevel: the communicator's flat group), and
+// `wire` when given (an allreduce plan's PlanExec::wire): a float32 sum or average step whose
+// level has a wire type runs compressed (core/wire_steps.h) when the executor's memory allows.
 Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups,
                 const plan::Step* begin, const plan::Step* end, const void* src, void* work,
-                strataDataType_t type, strataRedOp_t op);
+                strataDataType_t type, strataRedOp_t op,
+                const std::vector<WireType>* wire = nullptr);
 
 inline Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups,
                        const std::vector<plan::Step>& steps, const void* src, void* work,
-                       strataDataType_t type, strataRedOp_t op) {
-  return runSteps(c, x, groups, steps.data(), steps.data() + steps.size(), src, work, type, op);
+                       strataDataType_t type, strataRedOp_t op,
+                       const std::vector<WireType>* wire = nullptr) {
+  return runSteps(c, x, groups, steps.data(), steps.data() + steps.size(), src, work, type, op,
+                  wire);
 }
 
 // The allreduce of `count` elements under `exec`, cut into pieces of `pieceElements`, with the

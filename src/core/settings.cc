@@ -46,6 +46,10 @@ StatusOr<Settings> Settings::fromEnv() {
     return invalidArgument("STRATA_MPI_CUDA_AWARE=" + aware + ": expected auto, 0 or 1");
   }
   s.check = env::getInt("STRATA_CHECK") != 0;
+  const std::string compress = env::getString("STRATA_COMPRESS");
+  if (!compress.empty() && !parseWireType(compress, &s.compress)) {
+    return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
+  }
   return s;
 }
 
@@ -69,7 +73,9 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 //                             with different packs would sum unrelated tensors;
 //   STRATA_FUSION_WAIT_US     whether nonblocking allreduces run the pack agreement
 //                             (core/fusion_queue.h): on (> 0) or off on every rank. Only on or
-//                             off is agreed; how long each rank waits is its own affair.
+//                             off is agreed; how long each rank waits is its own affair;
+//   STRATA_COMPRESS           decides the type inter-host stages exchange, and adds a scale
+//                             agreement collective before each fp16 step.
 // Not agreed: STRATA_PROGRESS only decides which thread of a rank runs its queued calls (they
 // run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
 // through each member's reported identity, which fabrics/device_choice.h already combines
@@ -87,6 +93,7 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_FUSION_BYTES", [](const Settings& s) { return sizeText(s.fusionBytes); }},
       {"STRATA_FUSION_WAIT_US",
        [](const Settings& s) { return std::string(s.fusionWaitUs > 0 ? "on" : "off"); }},
+      {"STRATA_COMPRESS", [](const Settings& s) { return std::string(wireTypeName(s.compress)); }},
   };
   return table;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire.h"
 
 namespace strata::core {
 
@@ -28,9 +29,10 @@ struct Settings {
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
   double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
+  WireType compress = WireType::kNone;  // STRATA_COMPRESS: the wire type of inter-host stages
 
-  // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE) is
-  // an error naming the variable.
+  // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE,
+  // STRATA_COMPRESS) is an error naming the variable.
   static StatusOr<Settings> fromEnv();
 };
 

@@ -69,6 +69,7 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy) {
   hierarchy_ = std::move(hierarchy);
   hierarchySource_ = "split of " + parent.hierarchySource_;
   STRATA_RETURN_IF_ERROR(buildLevels());
+  STRATA_RETURN_IF_ERROR(gatherHosts());
   // The parent's plan file, resolved against this hierarchy; a file that does not fit it (it
   // names levels the split dropped) leaves the choice to the planner.
   if (!settings_.planFile.empty()) {

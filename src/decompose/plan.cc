@@ -52,12 +52,20 @@ std::string describePlan(const topo::Hierarchy& h, const Plan& p) {
   if (p.passthrough) return "passthrough";
   std::ostringstream out;
   const size_t m = p.stages.size();
-  for (size_t j = 0; j + 1 < m; ++j) out << "reduce_scatter@" << stageName(h, p.stages[j]) << ", ";
+  // A wire type given by a plan file shows, so that plans differing only in it differ here
+  // (core keys its forced plans by this text).
+  auto wire = [&](size_t j) {
+    return p.stages[j].wire ? std::string(" [wire ") + wireTypeName(*p.stages[j].wire) + "]" : "";
+  };
+  for (size_t j = 0; j + 1 < m; ++j) {
+    out << "reduce_scatter@" << stageName(h, p.stages[j]) << wire(j) << ", ";
+  }
   if (m > 0) {
     out << "allreduce@" << stageName(h, p.stages[m - 1]);
     if (p.stages[m - 1].algorithm != "auto") out << " (" << p.stages[m - 1].algorithm << ")";
+    out << wire(m - 1);
   }
-  for (size_t j = m - 1; j-- > 0;) out << ", all_gather@" << stageName(h, p.stages[j]);
+  for (size_t j = m - 1; j-- > 0;) out << ", all_gather@" << stageName(h, p.stages[j]) << wire(j);
   return out.str();
 }
 

@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/wire.h"
 #include "topology/hierarchy.h"
 
 namespace strata::plan {
@@ -29,6 +31,10 @@ struct Stage {
   // all-gather). Reduce-scatter and all-gather stages use "auto".
   std::string algorithm = "auto";
   size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+  // The type float32 sums travel in over this stage (a plan file's `wire:` key). Unset: as
+  // STRATA_COMPRESS says for a stage whose groups cross hosts, float32 otherwise (core decides,
+  // it knows the hosts).
+  std::optional<WireType> wire;
 };
 
 struct Plan {

@@ -26,7 +26,7 @@ constexpr size_t kMaxFileBytes = 1 << 20;
 
 const std::vector<std::string> kTopKeys = {"rules", "measured"};
 const std::vector<std::string> kRuleKeys = {"min_bytes", "max_bytes", "plan", "stages"};
-const std::vector<std::string> kStageKeys = {"stage", "fabric", "algorithm", "chunk_bytes"};
+const std::vector<std::string> kStageKeys = {"stage", "fabric", "algorithm", "chunk_bytes", "wire"};
 const std::vector<std::string> kMeasuredKeys = {"bandwidth_GBps", "latency_us"};
 
 enum class Op { kReduceScatter, kAllReduce, kAllGather };
@@ -39,8 +39,10 @@ struct StageEntry {
   std::string fabric;
   std::string algorithm;  // empty when not given
   size_t chunkBytes = 0;
+  std::optional<WireType> wire;
   int line = 0;
   int fabricLine = 0;
+  int wireLine = 0;
 };
 
 // Level names show up in stage strings; the alphabet of topology-file names keeps '@' and '+'
@@ -156,6 +158,13 @@ StatusOr<StageEntry> parseStageEntry(const YAML::Node& node, const std::string& 
                                    "only; reduce-scatters and all-gathers use auto");
       }
       entry.algorithm = e.value.Scalar();
+    } else if (e.key == "wire") {
+      WireType w = WireType::kNone;
+      if (!e.value.IsScalar() || !parseWireType(e.value.Scalar(), &w)) {
+        return errors.at(mark, label + " wire must be none, fp16 or bf16, found " + found);
+      }
+      entry.wire = w;
+      entry.wireLine = mark.line + 1;
     } else if (e.key == "chunk_bytes") {
       STRATA_ASSIGN_OR_RETURN(entry.chunkBytes, sizeOf(e, false, label, errors));
       // The range STRATA_CHUNK_BYTES is clamped to: one-byte chunks turn a 4 MB allreduce into
@@ -246,6 +255,11 @@ StatusOr<std::vector<RawStage>> composeStages(const std::vector<StageEntry>& ent
                                        " but " + s.text + " has " + std::to_string(s.chunkBytes) +
                                        "; both halves of a stage use one chunk size");
     }
+    if (g.wire && s.wire && *g.wire != *s.wire) {
+      return errors.atLine(g.wireLine, g.text + " has wire " + wireTypeName(*g.wire) + " but " +
+                                           s.text + " has " + wireTypeName(*s.wire) +
+                                           "; both halves of a stage travel in one type");
+    }
   }
   if (gathers.size() < k) {
     const StageEntry& s = *scatters[k - 1 - gathers.size()];
@@ -266,6 +280,7 @@ StatusOr<std::vector<RawStage>> composeStages(const std::vector<StageEntry>& ent
     }
     stage.chunkBytes = s.chunkBytes != 0 || g == nullptr ? s.chunkBytes : g->chunkBytes;
     if (!s.algorithm.empty()) stage.algorithm = s.algorithm;
+    stage.wire = s.wire || g == nullptr ? s.wire : g->wire;
     raw.push_back(std::move(stage));
   }
   return raw;

@@ -23,9 +23,10 @@
 //                      the reduce_scatter and allreduce stages.
 // A stage is a string "op@level" or "op@levelA+levelB" (op: reduce_scatter, allreduce,
 // all_gather; the levels in any order), or a map {stage: "op@...", fabric: NAME, algorithm:
-// auto|ring, chunk_bytes: SIZE} whose keys other than `stage` are optional. `algorithm: ring`
-// is for the allreduce stage only. fabric and chunk_bytes apply to the reduce-scatter and the
-// all-gather of a level set alike: give them on either, or on both with the same value.
+// auto|ring, chunk_bytes: SIZE, wire: none|fp16|bf16} whose keys other than `stage` are
+// optional. `algorithm: ring` is for the allreduce stage only. fabric, chunk_bytes and wire
+// apply to the reduce-scatter and the all-gather of a level set alike: give them on either, or
+// on both with the same value. `wire` overrides STRATA_COMPRESS for the stage (plan.h: Stage).
 // Sizes (min_bytes, max_bytes, chunk_bytes) are non-negative decimal integers of bytes, with an
 // optional binary suffix: K or KiB (1024), M or MiB (2^20), G or GiB (2^30); "64 KiB" and a
 // quoted "64KiB" read the same. max_bytes may be `inf`. chunk_bytes must be in 4096..2^30, the
@@ -64,6 +65,7 @@ struct RawStage {
   std::string fabric;               // empty: the fabric of the stage's outermost level (plan.h)
   std::string algorithm = "auto";
   size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+  std::optional<WireType> wire;  // unset: STRATA_COMPRESS decides
   int line = 0;           // where the stage is written (its reduce_scatter or allreduce entry)
   int fabricLine = 0;     // where its fabric is given, when it is
 };

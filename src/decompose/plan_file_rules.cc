@@ -50,6 +50,7 @@ Status resolveRule(const topo::Hierarchy& h, const std::vector<std::string>& kno
     stage.fabric = raw.fabric;
     stage.algorithm = raw.algorithm;
     stage.chunkBytes = raw.chunkBytes;
+    stage.wire = raw.wire;
     // parsePlanFile refuses this already; a PlanFile built by hand is not taken on trust.
     if (stage.chunkBytes != 0 &&
         (stage.chunkBytes < kMinChunkBytes || stage.chunkBytes > kMaxChunkBytes)) {
@@ -152,6 +153,7 @@ std::string stageEntry(const topo::Hierarchy& h, const char* op, const Stage& st
   if (!stage.fabric.empty()) keys += ", fabric: " + stage.fabric;
   if (isAllReduce && stage.algorithm != "auto") keys += ", algorithm: " + stage.algorithm;
   if (stage.chunkBytes != 0) keys += ", chunk_bytes: " + detail::sizeText(stage.chunkBytes);
+  if (stage.wire) keys += std::string(", wire: ") + wireTypeName(*stage.wire);
   const std::string text = stageText(h, op, stage);
   return keys.empty() ? text : "{stage: " + text + keys + "}";
 }

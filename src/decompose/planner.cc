@@ -34,12 +34,12 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& par
     // One allreduce over everyone on the outer level's own fabric (e.g. shm on one host).
     Plan flat;
     flat.name = "flat";
-    flat.stages.push_back(Stage{all, "", "auto", 0});
+    flat.stages.push_back(Stage{all, "", "auto", 0, std::nullopt});
     out.push_back(flat);
   }
   Plan ring;
   ring.name = "flat-ring";
-  ring.stages.push_back(Stage{all, "", "ring", 0});
+  ring.stages.push_back(Stage{all, "", "ring", 0, std::nullopt});
   out.push_back(ring);
   if (k == 1) return out;
 

@@ -205,4 +205,15 @@ StageGroup stageGroup(const Hierarchy& h, int level, int rank) {
   return g;
 }
 
+bool levelCrossesHosts(const Hierarchy& h, int level, const std::vector<int>& hostOf) {
+  std::map<int, int> hostOfGroup;  // group color -> the host of its first member seen
+  for (int r = 0; r < h.numRanks() && r < static_cast<int>(hostOf.size()); ++r) {
+    const StageGroup g = stageGroup(h, level, r);
+    if (!g.member) continue;
+    auto [it, inserted] = hostOfGroup.emplace(g.color, hostOf[r]);
+    if (!inserted && it->second != hostOf[r]) return true;
+  }
+  return false;
+}
+
 }  // namespace strata::topo

@@ -101,4 +101,9 @@ struct StageGroup {
 
 StageGroup stageGroup(const Hierarchy& h, int level, int rank);
 
+// Whether some stage group of `level` holds ranks on different hosts: its stage then moves data
+// over the links between hosts. hostOf[r] names rank r's host (equal exactly for the ranks of
+// one host); it has numRanks() entries. The same on every rank that passes the same hostOf.
+bool levelCrossesHosts(const Hierarchy& h, int level, const std::vector<int>& hostOf);
+
 }  // namespace strata::topo

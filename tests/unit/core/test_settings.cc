@@ -37,12 +37,37 @@ TEST_CASE("settings: STRATA_CHECK is off by default and on with 1", "[settings]"
   }
 }
 
+TEST_CASE("settings: STRATA_COMPRESS is none by default, fp16 or bf16, and refuses others",
+          "[settings]") {
+  {
+    ScopedEnv compress("STRATA_COMPRESS", nullptr);
+    CHECK(settingsNow().compress == WireType::kNone);
+  }
+  {
+    ScopedEnv compress("STRATA_COMPRESS", "fp16");
+    CHECK(settingsNow().compress == WireType::kFp16);
+    // The agreed value is the name, so the message of a disagreement reads as the setting.
+    CHECK(agreedValues(settingsNow()).find("\nfp16\n") != std::string::npos);
+  }
+  {
+    ScopedEnv compress("STRATA_COMPRESS", "bf16");
+    CHECK(settingsNow().compress == WireType::kBf16);
+  }
+  {
+    ScopedEnv compress("STRATA_COMPRESS", "fp8");
+    StatusOr<Settings> s = Settings::fromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK(s.status().code() == Code::kInvalidArgument);
+    CHECK(s.status().message() == "STRATA_COMPRESS=fp8: expected none, fp16 or bf16");
+  }
+}
+
 TEST_CASE("settings: the agreed table names every setting that changes the exchange",
           "[settings]") {
   std::set<std::string> names;
   for (const AgreedSetting& a : agreedSettings()) names.insert(a.name);
   for (const char* name : {"STRATA_CHUNK_BYTES", "STRATA_PIPELINE_BYTES", "STRATA_SHM_SLOT_BYTES",
-                           "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK"}) {
+                           "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK", "STRATA_COMPRESS"}) {
     CHECK(names.count(name) == 1);
   }
   // Local by design: which thread runs queued calls, the host name, the log.

@@ -73,7 +73,7 @@ std::string stagesFile(const std::vector<std::string>& stages) {
 
 bool sameStage(const Stage& a, const Stage& b) {
   return a.levels == b.levels && a.fabric == b.fabric && a.algorithm == b.algorithm &&
-         a.chunkBytes == b.chunkBytes;
+         a.chunkBytes == b.chunkBytes && a.wire == b.wire;
 }
 
 // Same sizes and plans (names and notes aside: they say where a plan came from, not what it is).

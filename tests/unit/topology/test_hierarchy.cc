@@ -65,3 +65,25 @@ TEST_CASE("subset: refuses ranks outside the hierarchy and an empty list", "[hie
 }
 
 }  // namespace strata::topo
+
+namespace strata::topo {
+
+TEST_CASE("levelCrossesHosts: a level crosses hosts when one of its stage groups does",
+          "[hierarchy]") {
+  const Hierarchy h = twoByFour();
+  // Two hosts of four ranks: node and rack groups stay inside a host, network groups do not.
+  const std::vector<int> twoHosts = {0, 0, 0, 0, 1, 1, 1, 1};
+  CHECK_FALSE(levelCrossesHosts(h, 0, twoHosts));
+  CHECK_FALSE(levelCrossesHosts(h, 1, twoHosts));
+  CHECK(levelCrossesHosts(h, 2, twoHosts));
+  // One host: nothing crosses.
+  const std::vector<int> oneHost(8, 3);
+  for (int l = 0; l < 3; ++l) CHECK_FALSE(levelCrossesHosts(h, l, oneHost));
+  // Hosts that interleave (rank % 2): the node level's pairs (0,1), (2,3), ... cross already.
+  const std::vector<int> interleaved = {0, 1, 0, 1, 0, 1, 0, 1};
+  CHECK(levelCrossesHosts(h, 0, interleaved));
+  CHECK_FALSE(levelCrossesHosts(h, 1, interleaved));  // rack groups: ranks 0 and 2, 1 and 3
+  CHECK_FALSE(levelCrossesHosts(h, 2, interleaved));  // network groups: ranks 0 and 4, ...
+}
+
+}  // namespace strata::topo
