@@ -65,6 +65,19 @@ case_two_hosts() {
   names=$(sort "$out" | uniq -c | awk '{ print $2 "x" $1 }' | tr '\n' ' ')
   [ "$names" = "$lab-h1x2 $lab-h2x2 " ] || fail "host names per rank: '$names', expected $lab-h1 and $lab-h2 twice each"
 
+  # MCA defaults: btl self,vader,tcp and, with more ranks than cores, mpi_yield_when_idle 1;
+  # the same parameter among the run's options replaces a default (mpirun takes it once).
+  # shellcheck disable=SC2016  # expanded by the ranks' shell
+  local show='echo "btl=$OMPI_MCA_btl yield=${OMPI_MCA_mpi_yield_when_idle:-unset}"' cores
+  cores=$(getconf _NPROCESSORS_ONLN)
+  "$netlab" run --name "$lab" --ranks-per-host 1 -- sh -c "$show" >"$out" 2>&1 || fail "netlab run sh failed"
+  if ((2 <= cores)); then has "btl=self,vader,tcp yield=unset"; else has "btl=self,vader,tcp yield=1"; fi
+  "$netlab" run --name "$lab" --ranks-per-host "$cores" -- sh -c "$show" >"$out" 2>&1 || fail "netlab run sh failed"
+  has "btl=self,vader,tcp yield=1"
+  "$netlab" run --name "$lab" --ranks-per-host 1 --mca btl self,tcp --mca mpi_yield_when_idle 0 -- sh -c "$show" \
+    >"$out" 2>&1 || fail "netlab run with --mca btl failed"
+  has "btl=self,tcp yield=0"
+
   local before after
   before=$(sent_bytes "$lab-h1" eth0)
   "$netlab" run --name "$lab" --ranks-per-host 2 -- "${STRATA_DEMO:?}" 100000 >"$out" 2>&1 ||
