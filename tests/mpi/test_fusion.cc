@@ -33,10 +33,10 @@ namespace {
 
 using namespace strata_test;
 
-// STRATA_FUSION_BYTES as strata reads it (default 64 MiB; suffixes are not used by the tests).
+// STRATA_FUSION_BYTES as strata reads it (default 1 MiB; suffixes are not used by the tests).
 size_t fusionBytes() {
   const char* s = std::getenv("STRATA_FUSION_BYTES");
-  return s != nullptr && *s != '\0' ? std::strtoull(s, nullptr, 10) : size_t{64} << 20;
+  return s != nullptr && *s != '\0' ? std::strtoull(s, nullptr, 10) : size_t{1} << 20;
 }
 
 // A rank-dependent pause: ranks reach each call at very different times.

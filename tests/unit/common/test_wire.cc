@@ -64,7 +64,7 @@ TEST_CASE("wire: maxAbsFinite ignores NaN and infinities", "[wire]") {
   CHECK(maxAbsFinite(nullptr, 0) == 0.0f);
 }
 
-TEST_CASE("wire: the fp16 exponent brings terms * maxAbs into [2^14, 2^15)", "[wire]") {
+TEST_CASE("wire: the fp16 exponent brings terms * maxAbs into 2^14 .. 2^15 (half open)", "[wire]") {
   CHECK(fp16ScaleExponent(0.0f, 4) == 0);
   CHECK(fp16ScaleExponent(1.0f, 1) == 14);  // 1 * 2^14
   CHECK(fp16ScaleExponent(1.0f, 2) == 13);  // 2 * 2^13 = 2^14
