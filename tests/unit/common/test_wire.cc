@@ -6,11 +6,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "common/half.h"
+#include "common/reduce.h"
 #include "common/wire.h"
 
 namespace strata {
@@ -147,3 +149,58 @@ TEST_CASE("wire: NaN and infinities pass through the round trip", "[wire]") {
 }
 
 }  // namespace strata
+
+TEST_CASE("wire: the F16C conversions match the portable ones bit for bit", "[wire]") {
+  using strata::detail::KernelIsa;
+  // Forces a variant while alive (as test_reduce.cc's IsaScope does).
+  struct IsaScope {
+    explicit IsaScope(KernelIsa isa) : saved(strata::detail::kernelIsa()) {
+      REQUIRE(strata::detail::setKernelIsa(isa));
+    }
+    ~IsaScope() { strata::detail::setKernelIsa(saved); }
+    KernelIsa saved;
+  };
+  if (!strata::detail::kernelIsaSupported(KernelIsa::kAvx2)) {
+    SUCCEED("no AVX2/F16C on this CPU: only the portable conversions exist");
+    return;
+  }
+  // Every class of float: normal, fp16-subnormal, overflowing, zero, infinities, NaN, and
+  // halfway cases; 1003 values so the vector loop's tail runs too.
+  std::mt19937 rng(7);
+  std::vector<float> in;
+  const float specials[] = {0.0f, -0.0f, 65504.0f, 65520.0f, 65519.99f, 1e-8f, -6.0e-8f,
+                            2.9802322e-8f, 5.9604645e-8f, 6.1035156e-5f, 1.0f + 1.0f / 2048,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (float s : specials) in.push_back(s);
+  std::uniform_real_distribution<float> exponent(-30.0f, 17.0f), mantissa(-1.0f, 1.0f);
+  while (in.size() < 1003) in.push_back(mantissa(rng) * std::exp2(exponent(rng)));
+  for (int exp : {0, 5, -3}) {
+    std::vector<uint16_t> portable(in.size()), avx2(in.size());
+    std::vector<float> backPortable(in.size()), backAvx2(in.size());
+    {
+      IsaScope scope(KernelIsa::kPortable);
+      strata::narrowScaled(in.data(), portable.data(), in.size(), strata::WireType::kFp16, exp);
+      strata::widenScaled(portable.data(), backPortable.data(), in.size(),
+                          strata::WireType::kFp16, exp);
+    }
+    {
+      IsaScope scope(KernelIsa::kAvx2);
+      strata::narrowScaled(in.data(), avx2.data(), in.size(), strata::WireType::kFp16, exp);
+      strata::widenScaled(portable.data(), backAvx2.data(), in.size(), strata::WireType::kFp16,
+                          exp);
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      INFO("value " << in[i] << " scale 2^" << exp);
+      if (std::isnan(in[i])) {
+        CHECK((avx2[i] & 0x7c00u) == 0x7c00u);
+        CHECK((avx2[i] & 0x03ffu) != 0);
+        CHECK(std::isnan(backAvx2[i]));
+        continue;
+      }
+      CHECK(avx2[i] == portable[i]);
+      CHECK(std::memcmp(&backAvx2[i], &backPortable[i], sizeof(float)) == 0);
+    }
+  }
+}
