@@ -79,7 +79,7 @@ def main():
                                 "2-host lab)", "%.2fx" % s, s >= 3))
             if "csc" in by and "group" in by and by["group"]["inter_host_bytes"] > 0:
                 frac = by["csc"]["inter_host_bytes"] / by["group"]["inter_host_bytes"]
-                targets.append(("CSC at 10%% moves <= 15%% of the dense bytes across hosts",
+                targets.append(("CSC at 10% moves <= 15% of the dense bytes across hosts",
                                 "%.1f%%" % (100 * frac), frac <= 0.15))
     sweep = {}
     for c in ("none", "fp16"):
