@@ -87,6 +87,17 @@ struct Comm {
   std::string name;
 };
 
+// A communicator's Comm description from strata's own answers; `mpi`: its MPI twin, if any.
+inline Comm commOf(strataComm_t comm, MPI_Comm mpi, const std::string& name) {
+  Comm cm;
+  cm.comm = comm;
+  cm.mpi = mpi;
+  cm.name = name;
+  strataCommUserRank(comm, &cm.rank);
+  strataCommCount(comm, &cm.size);
+  return cm;
+}
+
 enum class Reference { kLocal, kMpi };
 
 // ----- Inputs ---------------------------------------------------------------------------------

@@ -183,15 +183,6 @@ std::vector<Case> barrierCases() {
   };
 }
 
-Comm commOf(strataComm_t comm, const std::string& name) {
-  Comm cm;
-  cm.comm = comm;
-  cm.name = name;
-  strataCommUserRank(comm, &cm.rank);
-  strataCommCount(comm, &cm.size);
-  return cm;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,7 +193,7 @@ int main(int argc, char** argv) {
   if (!h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
     return h.finish();
   }
-  const Comm cm = commOf(comm, "world");
+  const Comm cm = commOf(comm, MPI_COMM_WORLD, "world");
   if (h.rank() == 0) std::printf("STRATA_FUSION_BYTES=%zu\n", fusionBytes());
 
   runGroup(h, cm, "a model's gradients", modelCases());

@@ -379,16 +379,6 @@ void runRequestsOutliveComm(Harness& h) {
   h.record(v);
 }
 
-Comm commOf(strataComm_t comm, MPI_Comm mpi, const std::string& name) {
-  Comm cm;
-  cm.comm = comm;
-  cm.mpi = mpi;
-  cm.name = name;
-  strataCommUserRank(comm, &cm.rank);
-  strataCommCount(comm, &cm.size);
-  return cm;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

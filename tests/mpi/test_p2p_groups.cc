@@ -430,16 +430,6 @@ void runCrossOrderGroup(Harness& h, const Comm& a, const Comm& b, const std::str
   h.record(v);
 }
 
-// A communicator's Comm description from strata's own answers.
-Comm describeComm(strataComm_t comm, const std::string& name) {
-  Comm cm;
-  cm.comm = comm;
-  cm.name = name;
-  strataCommUserRank(comm, &cm.rank);
-  strataCommCount(comm, &cm.size);
-  return cm;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -456,13 +446,12 @@ int main(int argc, char** argv) {
   if (!h.expectSuccess(strataCommInitMPI(&worldComm, MPI_COMM_WORLD), "strataCommInitMPI")) {
     return h.finish();
   }
-  Comm world = describeComm(worldComm, "world");
-  world.mpi = MPI_COMM_WORLD;
+  Comm world = commOf(worldComm, MPI_COMM_WORLD, "world");
 
   if (!crossOrder.empty()) {
     strataComm_t secondComm = nullptr;
     if (h.expectSuccess(strataCommInitMPI(&secondComm, MPI_COMM_WORLD), "strataCommInitMPI")) {
-      runCrossOrderGroup(h, world, describeComm(secondComm, "world#2"), crossOrder);
+      runCrossOrderGroup(h, world, commOf(secondComm, MPI_COMM_NULL, "world#2"), crossOrder);
       h.expectSuccess(strataCommDestroy(secondComm), "strataCommDestroy(world#2)");
     }
     h.expectSuccess(strataCommDestroy(worldComm), "strataCommDestroy(world)");
@@ -484,8 +473,9 @@ int main(int argc, char** argv) {
       h.expectSuccess(strataCommSplit(worldComm, h.rank() % 2, h.rank(), &parityComm, nullptr),
                       "strataCommSplit by parity", worldComm);
   if (made) {
-    const Comm second = describeComm(secondComm, "world#2");
-    const Comm parity = describeComm(parityComm, "parity " + std::to_string(h.rank() % 2));
+    const Comm second = commOf(secondComm, MPI_COMM_NULL, "world#2");
+    const Comm parity =
+        commOf(parityComm, MPI_COMM_NULL, "parity " + std::to_string(h.rank() % 2));
     runGroupOverComms(h, world, parity, second);
     runPointToPoint(h, parity, false);
     runMixedGroup(h, parity, true);
