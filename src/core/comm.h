@@ -203,9 +203,10 @@ class Comm {
   const std::vector<LevelGroup*>& levels() const { return levels_; }  // the hierarchy's own
   ScheduleCache& schedules() { return schedules_; }  // reduce-scatter and all-gather steps
   Scratch& scratch() { return scratch_; }
-  // Where a group's fusion packs are packed (core/fusion.h): at most STRATA_FUSION_BYTES, made
-  // on the first pack and reused.
-  Scratch& fusionBuffer() { return fusionBuffer_; }
+  // Where fusion packs are packed (core/fusion.h): two, so that the next pack is packed while
+  // one is on the wire (dispatch.cc); each at most STRATA_FUSION_BYTES, made on first use and
+  // reused.
+  Scratch& fusionBuffer(int slot) { return fusionBuffers_[slot == 0 ? 0 : 1]; }
   // Issuing thread only: the queue of fusable nonblocking allreduces (made on first use), and
   // the end of its current run when anything else is issued (core/fusion_queue.h).
   FusionQueue& fusionQueue();
@@ -265,7 +266,7 @@ class Comm {
   std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;   // by (collective, bucket)
   ScheduleCache schedules_;
   Scratch scratch_;
-  Scratch fusionBuffer_;
+  Scratch fusionBuffers_[2];
   std::unique_ptr<FusionQueue, FusionQueueDeleter> fusionQueue_;
   CallSequence callSequence_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;

@@ -1,6 +1,8 @@
 #include "core/dispatch.h"
 
 #include <algorithm>
+#include <cstring>
+#include <thread>
 #include <vector>
 
 #include "common/buffer.h"
@@ -59,19 +61,22 @@ Status allReduce(Comm& c, Executor& x, const Prepared& p) {
   return Status::ok();
 }
 
-// A fusion pack (core/fusion.h): the members' inputs one after another in the fusion buffer,
+// A fusion pack (core/fusion.h): the members' inputs one after another in a fusion buffer,
 // one allreduce in place on it under the pack's plans, then each member's share copied out.
-// The buffer is the communicator's, reused by every pack (calls run one at a time).
-Status allReduceFused(Comm& c, Executor& x, const Prepared& p) {
+// The buffers are the communicator's, reused by every pack (calls run one at a time).
+void packInto(char* buf, const Prepared& p) {
+  const size_t ts = dataTypeSize(p.call.type);
+  size_t off = 0;
+  for (const Call& m : p.fused) {
+    std::memcpy(buf + off * ts, m.send, m.count * ts);
+    off += m.count;
+  }
+}
+
+Status reducePacked(Comm& c, Executor& x, const Prepared& p, char* buf) {
   const size_t ts = dataTypeSize(p.call.type);
   STRATA_TRACE(kSubsysColl, "fusion pack of %zu allreduces, %zu %s", p.fused.size(), p.call.count,
                dataTypeName(p.call.type));
-  char* buf = static_cast<char*>(c.fusionBuffer().get(p.call.count * ts));
-  size_t off = 0;
-  for (const Call& m : p.fused) {
-    STRATA_RETURN_IF_ERROR(x.copy(buf + off * ts, m.send, m.count * ts));
-    off += m.count;
-  }
   Prepared whole;
   whole.call = p.call;
   whole.call.send = buf;
@@ -79,10 +84,59 @@ Status allReduceFused(Comm& c, Executor& x, const Prepared& p) {
   whole.fullPass = p.fullPass;
   whole.lastPass = p.lastPass;
   STRATA_RETURN_IF_ERROR(allReduce(c, x, whole));
-  off = 0;
+  size_t off = 0;
   for (const Call& m : p.fused) {
     STRATA_RETURN_IF_ERROR(x.copy(m.recv, buf + off * ts, m.count * ts));
     off += m.count;
+  }
+  return Status::ok();
+}
+
+char* fusionBufferFor(Comm& c, int slot, const Prepared& p) {
+  return static_cast<char*>(c.fusionBuffer(slot).get(p.call.count * dataTypeSize(p.call.type)));
+}
+
+Status allReduceFused(Comm& c, Executor& x, const Prepared& p) {
+  char* buf = fusionBufferFor(c, 0, p);
+  packInto(buf, p);
+  return reducePacked(c, x, p, buf);
+}
+
+// Runs a group's collectives in call order. While a fusion pack is on the wire, a helper thread
+// packs the next one (when it is a pack too, and large enough for a thread to pay) into the
+// other fusion buffer, so packing overlaps communication. The thread touches only the next
+// pack's send buffers and its own fusion buffer, and is joined before anything else runs.
+constexpr size_t kPackAheadMinBytes = 256 << 10;
+
+Status runCollectives(Comm& c, Executor& x, const std::vector<const Prepared*>& colls) {
+  int slot = 0;
+  bool packedAhead = false;  // colls[i]'s pack is already in fusionBuffer(slot)
+  for (size_t i = 0; i < colls.size(); ++i) {
+    const Prepared& p = *colls[i];
+    if (p.fused.empty()) {
+      STRATA_RETURN_IF_ERROR(run(c, x, p));
+      continue;
+    }
+    char* buf = fusionBufferFor(c, slot, p);
+    if (!packedAhead) packInto(buf, p);
+    packedAhead = false;
+    const Prepared* next = i + 1 < colls.size() ? colls[i + 1] : nullptr;
+    const bool ahead = next != nullptr && !next->fused.empty() &&
+                       next->call.count * dataTypeSize(next->call.type) >= kPackAheadMinBytes;
+    std::thread packer;
+    if (ahead) {
+      char* nextBuf = fusionBufferFor(c, 1 - slot, *next);
+      STRATA_TRACE(kSubsysColl, "packing the next fusion pack (%zu allreduces) meanwhile",
+                   next->fused.size());
+      packer = std::thread([nextBuf, next] { packInto(nextBuf, *next); });
+    }
+    const Status st = reducePacked(c, x, p, buf);
+    if (packer.joinable()) packer.join();
+    STRATA_RETURN_IF_ERROR(st);
+    if (ahead) {
+      slot = 1 - slot;
+      packedAhead = true;
+    }
   }
   return Status::ok();
 }
@@ -302,10 +356,11 @@ Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls) {
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
     STRATA_RETURN_IF_ERROR(flat->exchange(ops.data(), ops.size()));
   }
+  std::vector<const Prepared*> colls;
   for (const Prepared& p : calls) {
-    if (!pointToPoint(p.call.coll)) STRATA_RETURN_IF_ERROR(run(c, x, p));
+    if (!pointToPoint(p.call.coll)) colls.push_back(&p);
   }
-  return Status::ok();
+  return runCollectives(c, x, colls);
 }
 
 }  // namespace strata::core

@@ -125,7 +125,7 @@ Comm::~Comm() {
   flat_.reset();
   device_.reset();
   if (aborted_.load()) {
-    for (Scratch* s : {&scratch_, &fusionBuffer_}) {
+    for (Scratch* s : {&scratch_, &fusionBuffers_[0], &fusionBuffers_[1]}) {
       for (std::vector<char>& b : s->take()) keepUntilExit(std::move(b));
     }
   }

@@ -5,6 +5,7 @@
 //
 // Groups of:
 //   - a model's worth of tensors (many sizes, one type and op), in place and not;
+//   - medium tensors filling several packs in a row (each packed while the last is reduced);
 //   - mixed types and ops, interleaved, which must not be packed together;
 //   - small tensors around one larger than STRATA_FUSION_BYTES (it runs alone, uncopied);
 //   - small tensors around a broadcast and a reduce-scatter (they end the packs before them);
@@ -138,6 +139,17 @@ std::vector<Case> modelCases() {
   return out;
 }
 
+// Medium tensors that fill several packs of the default limit one after another: each pack is
+// packed while the one before it is on the wire (dispatch.cc's helper thread).
+std::vector<Case> mediumCases() {
+  std::vector<Case> out;
+  for (int i = 0; i < 10; ++i) {
+    out.push_back({Coll::kAllReduce, strataFloat32, strataSum, size_t{100000} + 7 * i, i % 2 == 1});
+  }
+  out.push_back({Coll::kAllReduce, strataFloat32, strataSum, 3, false});
+  return out;
+}
+
 // Interleaved types and ops: packs of one (type, op) each, never mixed.
 std::vector<Case> mixedCases() {
   return {
@@ -198,6 +210,7 @@ int main(int argc, char** argv) {
 
   runGroup(h, cm, "a model's gradients", modelCases());
   runGroup(h, cm, "mixed types and ops", mixedCases());
+  runGroup(h, cm, "medium tensors, several packs", mediumCases());
   runGroup(h, cm, "a tensor over STRATA_FUSION_BYTES", overThetaCases());
   runGroup(h, cm, "other collectives between allreduces", barrierCases());
   runGroup(h, cm, "one large tensor", {{Coll::kAllReduce, strataFloat32, strataSum, 1 << 20, false}},
