@@ -48,16 +48,20 @@ Status runBounded(Comm& c, uint64_t seq, const std::vector<Prepared>& calls) {
 // other ranks on first use), under the communicator's deadline like the run itself. A failure
 // there leaves the ranks at different points of their setups, so it too puts the communicator
 // in its error state. `forced`: a given plan instead of the planner's (allReduceWithPlan).
+Status setupFailed(Comm& c, const Status& why, const std::string& what) {
+  const Status st = why.withContext("setting up " + what + " on rank " + std::to_string(c.rank()) +
+                                    " of " + std::to_string(c.size()));
+  c.engine().fail(st);
+  return st;
+}
+
 StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced = nullptr) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
   StatusOr<Prepared> p = forced != nullptr ? prepareWithPlan(c, call, *forced) : prepare(c, call);
   if (p.isOk()) return p;
-  const Status st = p.status().withContext(
-      std::string("setting up ") + collectiveName(call.coll) + " (" +
-      std::to_string(call.count) + " " + dataTypeName(call.type) + ") on rank " +
-      std::to_string(c.rank()) + " of " + std::to_string(c.size()));
-  c.engine().fail(st);
-  return st;
+  return setupFailed(c, p.status(),
+                     std::string(collectiveName(call.coll)) + " (" + std::to_string(call.count) +
+                         " " + dataTypeName(call.type) + ")");
 }
 
 // Queues `calls` (prepared, host buffers) as one engine call.
@@ -84,12 +88,8 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
     // The plans of every pack size, made here since the runner may set nothing up: a setup
     // like prepareBounded's, bounded and failing the same way.
     deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
-    Status st = c.prepareFusionPlans(c.settings().fusionBytes);
-    if (!st.isOk()) {
-      st = st.withContext("setting up the fusion plans on rank " + std::to_string(c.rank()));
-      c.engine().fail(st);
-      return st;
-    }
+    const Status st = c.prepareFusionPlans(c.settings().fusionBytes);
+    if (!st.isOk()) return setupFailed(c, st, "the fusion plans");
   }
   const Call call = p.call;
   FusionQueue* q = &c.fusionQueue();
