@@ -92,10 +92,14 @@ typedef struct strataConfig_v1 {
   /* 1 (the default): the call returns when the communicator is ready. 0 is accepted for NCCL
    * code that sets it; strata's communicators are always ready when the call returns. */
   int blocking;
+  /* strata extension, honoured by strataCommSplit: the wire type of the new communicator's
+   * inter-host stages, as STRATA_COMPRESS ("none", "fp16", "bf16"); NULL (the default) keeps
+   * the parent's. Every member of the new communicator must pass the same value. */
+  const char* compress;
 } strataConfig_t;
 #define STRATA_CONFIG_MAGIC 0x57a7a001u
 #define STRATA_CONFIG_INITIALIZER \
-  { sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION_CODE, 1 }
+  { sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION_CODE, 1, NULL }
 
 /* Opaque handle of a nonblocking host collective (strataIAllReduce and friends). */
 typedef struct strataRequest* strataRequest_t;
@@ -259,6 +263,16 @@ STRATA_API strataResult_t strataTest(strataRequest_t* request, int* done);
 /* Waits until *request finished, frees it, sets *request = NULL and returns the call's result.
  * Requests may be waited for in any order. */
 STRATA_API strataResult_t strataWait(strataRequest_t* request);
+
+/* strata extension: strataWait for a thread that completes requests in the background (a
+ * framework's completion thread). It does not hurry the call: a nonblocking allreduce that
+ * waits for company to pack with (STRATA_FUSION_WAIT_US) keeps waiting, where strataTest and
+ * strataWait end that wait, as a caller who needs the result wants. Without a progress thread
+ * it is strataWait (someone has to run the call).
+ *
+ * strataTest, strataWait and strataWaitLazy may be called from any thread, also while another
+ * thread issues calls on the request's communicator; one request by one thread at a time. */
+STRATA_API strataResult_t strataWaitLazy(strataRequest_t* request);
 
 /* Coarse-grained sparse communication (CSC, after GradientFlow; strata extension, no NCCL
  * equivalent): an allreduce that sends only the most important chunks of a gradient and keeps

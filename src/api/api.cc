@@ -1,6 +1,7 @@
 // The C boundary for communicators: creation, destruction, queries and errors. Every entry
 // validates its arguments, calls into the library and turns Status into strataResult_t
 // (api/guard.h).
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -10,11 +11,24 @@
 #include "bootstrap/mpi_bootstrap.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "common/wire.h"
 #include "core/describe.h"
 #include "strata/strata_mpi.h"
 
 using namespace strata;       // NOLINT: the C entry points below are thin wrappers
 using namespace strata::api;  // NOLINT
+
+namespace {
+
+// config->compress, or NULL when there is no config or it predates the field (a caller built
+// against older headers passes a smaller config->size).
+const char* configCompress(const strataConfig_t* config) {
+  if (config == nullptr) return nullptr;
+  if (config->size < offsetof(strataConfig_t, compress) + sizeof(config->compress)) return nullptr;
+  return config->compress;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -95,7 +109,14 @@ strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm
       return invalidArgument("config was not initialised with STRATA_CONFIG_INITIALIZER");
     }
     if (inGroup()) return invalidUsage("strataCommSplit inside a group (strataGroupStart)");
-    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<core::Comm> child, parent->impl->split(color, key));
+    WireType wire = WireType::kNone;
+    const bool setsWire = configCompress(config) != nullptr;
+    if (setsWire && !parseWireType(configCompress(config), &wire)) {
+      return invalidArgument(std::string("config->compress \"") + configCompress(config) +
+                             "\": expected none, fp16 or bf16");
+    }
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<core::Comm> child,
+                            parent->impl->split(color, key, setsWire ? &wire : nullptr));
     if (!child) {
       *newcomm = nullptr;
       return Status::ok();

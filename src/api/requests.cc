@@ -1,4 +1,4 @@
-// The C boundary for request handles: strataTest and strataWait.
+// The C boundary for request handles: strataTest, strataWait and strataWaitLazy.
 #include "api/guard.h"
 #include "api/request.h"
 #include "strata/strata.h"
@@ -61,6 +61,14 @@ strataResult_t strataWait(strataRequest_t* request) {
     STRATA_ASSIGN_OR_RETURN(strataRequest * r, liveRequest(request));
     if (!r->failed.isOk()) return complete(request, r->failed);
     return complete(request, r->engine->wait(r->ticket));
+  });
+}
+
+strataResult_t strataWaitLazy(strataRequest_t* request) {
+  return guarded(nullptr, "strataWaitLazy", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(strataRequest * r, liveRequest(request));
+    if (!r->failed.isOk()) return complete(request, r->failed);
+    return complete(request, r->engine->waitLazy(r->ticket));
   });
 }
 

@@ -141,9 +141,10 @@ class Comm {
   // strataCommSplit: collective over this communicator's ranks, after the calls queued on it.
   // The members passing the same color >= 0 form a communicator ordered by (key, rank); one
   // passing a negative color gets null. The new communicator's hierarchy is this one's,
-  // restricted to its members; its settings are this one's. On failure every rank returns
-  // the same error.
-  StatusOr<std::unique_ptr<Comm>> split(int color, int key);
+  // restricted to its members; its settings are this one's, except the compression when
+  // `compress` is given (every member must give the same). On failure every rank returns the
+  // same error.
+  StatusOr<std::unique_ptr<Comm>> split(int color, int key, const WireType* compress = nullptr);
   ~Comm();  // collective, unless abandon() was called; runs the calls still queued first
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

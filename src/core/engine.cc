@@ -99,6 +99,14 @@ Status Engine::wait(uint64_t ticket) {
   return statusOf(ticket);
 }
 
+Status Engine::waitLazy(uint64_t ticket) {
+  if (!threaded_) return wait(ticket);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The progress thread was woken by submit() and runs every queued call in turn.
+  done_.wait(lock, [&] { return completed_ >= ticket; });
+  return statusOf(ticket);
+}
+
 Status Engine::drain() {
   std::unique_lock<std::mutex> lock(mutex_);
   waitFor(lock, submitted_);

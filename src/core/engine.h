@@ -56,6 +56,10 @@ class Engine {
   // Waits until call `ticket` finished (running queued calls without a progress thread);
   // returns its status.
   Status wait(uint64_t ticket);
+  // wait() without hurrying: the call is not marked urgent and this thread never runs calls
+  // (the progress thread does), so a pack waiting for company keeps waiting. Without a
+  // progress thread it is wait().
+  Status waitLazy(uint64_t ticket);
   // Waits until every queued call finished; returns the first error of a queued call.
   Status drain();
   // The first error of a queued call, without waiting.

@@ -22,19 +22,44 @@ std::vector<int> membersOf(const std::vector<int>& colors, const std::vector<int
   return ranks;
 }
 
+constexpr int kInheritWire = -1;
+
+// The members of one new communicator must agree on its compression, which changes what they
+// exchange.
+Status checkSameWire(const std::vector<int>& colors, const std::vector<int>& wires) {
+  for (size_t a = 0; a < colors.size(); ++a) {
+    for (size_t b = a + 1; b < colors.size(); ++b) {
+      if (colors[a] >= 0 && colors[a] == colors[b] && wires[a] != wires[b]) {
+        const auto name = [](int w) {
+          return w == kInheritWire ? "NULL (inherit)" : wireTypeName(static_cast<WireType>(w));
+        };
+        return invalidUsage("strataCommSplit: ranks " + std::to_string(a) + " and " +
+                            std::to_string(b) + " of color " + std::to_string(colors[a]) +
+                            " pass different config->compress (" + name(wires[a]) + " and " +
+                            name(wires[b]) + ")");
+      }
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key) {
+StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const WireType* compress) {
   // The calls issued before the split run first, on every rank: the split is the next call.
   STRATA_RETURN_IF_ERROR(engine_->drain());
-  const int mine[2] = {color < 0 ? -1 : color, key};
-  std::vector<int> all(2 * static_cast<size_t>(size_));
+  const int mine[3] = {color < 0 ? -1 : color, key,
+                       compress ? static_cast<int>(*compress) : kInheritWire};
+  std::vector<int> all(3 * static_cast<size_t>(size_));
   STRATA_RETURN_IF_ERROR(boot_->allGather(mine, all.data(), sizeof(mine)));
-  std::vector<int> colors(size_), keys(size_);
+  std::vector<int> colors(size_), keys(size_), wires(size_);
   for (int r = 0; r < size_; ++r) {
-    colors[r] = all[2 * r];
-    keys[r] = all[2 * r + 1];
+    colors[r] = all[3 * r];
+    keys[r] = all[3 * r + 1];
+    wires[r] = all[3 * r + 2];
   }
+  // Every rank sees every rank's request, so all return the same verdict.
+  STRATA_RETURN_IF_ERROR(checkSameWire(colors, wires));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<boot::Bootstrap> childBoot, boot_->split(mine[0], key));
   std::unique_ptr<Comm> child;
   Status made = Status::ok();
@@ -48,6 +73,7 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key) {
     child->engine_ = std::make_shared<Engine>(false);
     made = boot::agree(*child->boot_, h.status());
     if (made.isOk()) made = child->initFrom(*this, h.take());
+    if (made.isOk() && compress != nullptr) child->settings_.compress = *compress;
   }
   // Every rank of this communicator learns whether every split succeeded, so that no rank keeps
   // a communicator another group failed to make (its members freed theirs collectively).
