@@ -100,7 +100,8 @@ BUILD_DIR="$STRATA_ROOT/build-$kind"
 start=$(date +%s)
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S "$STRATA_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DSTRATA_WITH_CUDA=OFF -DSTRATA_BUILD_TOOLS=OFF -DSTRATA_SANITIZE="$sanitizers"
+    -DSTRATA_WITH_CUDA=OFF -DSTRATA_BUILD_TOOLS=OFF -DSTRATA_WITH_TORCH=OFF \
+    -DSTRATA_SANITIZE="$sanitizers"
 fi
 # Only what the selected entries run: the library, the unit tests and the MPI programs.
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target strata "${targets[@]}"

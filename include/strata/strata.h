@@ -96,10 +96,14 @@ typedef struct strataConfig_v1 {
    * inter-host stages, as STRATA_COMPRESS ("none", "fp16", "bf16"); NULL (the default) keeps
    * the parent's. Every member of the new communicator must pass the same value. */
   const char* compress;
+  /* strata extension, honoured by strataCommSplit: the new communicator's STRATA_TIMEOUT in
+   * milliseconds (how long a call waits for its peers before it fails); 0 (the default) keeps
+   * the parent's. A framework sets it from its own timeout (torch.distributed's). */
+  int timeoutMs;
 } strataConfig_t;
 #define STRATA_CONFIG_MAGIC 0x57a7a001u
 #define STRATA_CONFIG_INITIALIZER \
-  { sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION_CODE, 1, NULL }
+  { sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION_CODE, 1, NULL, 0 }
 
 /* Opaque handle of a nonblocking host collective (strataIAllReduce and friends). */
 typedef struct strataRequest* strataRequest_t;

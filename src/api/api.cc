@@ -20,12 +20,32 @@ using namespace strata::api;  // NOLINT
 
 namespace {
 
-// config->compress, or NULL when there is no config or it predates the field (a caller built
-// against older headers passes a smaller config->size).
-const char* configCompress(const strataConfig_t* config) {
-  if (config == nullptr) return nullptr;
-  if (config->size < offsetof(strataConfig_t, compress) + sizeof(config->compress)) return nullptr;
-  return config->compress;
+// Whether `config` has the field at `offset` of `size` bytes: a caller built against older
+// headers passes a smaller config->size.
+bool configHas(const strataConfig_t* config, size_t offset, size_t size) {
+  return config != nullptr && config->size >= offset + size;
+}
+
+// The split options a config sets (strata's extensions of ncclConfig_t).
+StatusOr<core::Comm::SplitOptions> splitOptions(const strataConfig_t* config) {
+  core::Comm::SplitOptions opts;
+  if (configHas(config, offsetof(strataConfig_t, compress), sizeof(config->compress)) &&
+      config->compress != nullptr) {
+    WireType wire = WireType::kNone;
+    if (!parseWireType(config->compress, &wire)) {
+      return invalidArgument(std::string("config->compress \"") + config->compress +
+                             "\": expected none, fp16 or bf16");
+    }
+    opts.compress = wire;
+  }
+  if (configHas(config, offsetof(strataConfig_t, timeoutMs), sizeof(config->timeoutMs))) {
+    if (config->timeoutMs < 0) {
+      return invalidArgument("config->timeoutMs " + std::to_string(config->timeoutMs) +
+                             " is negative (0 keeps the parent's timeout)");
+    }
+    if (config->timeoutMs > 0) opts.timeoutSeconds = config->timeoutMs / 1000.0;
+  }
+  return opts;
 }
 
 }  // namespace
@@ -109,14 +129,9 @@ strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm
       return invalidArgument("config was not initialised with STRATA_CONFIG_INITIALIZER");
     }
     if (inGroup()) return invalidUsage("strataCommSplit inside a group (strataGroupStart)");
-    WireType wire = WireType::kNone;
-    const bool setsWire = configCompress(config) != nullptr;
-    if (setsWire && !parseWireType(configCompress(config), &wire)) {
-      return invalidArgument(std::string("config->compress \"") + configCompress(config) +
-                             "\": expected none, fp16 or bf16");
-    }
+    STRATA_ASSIGN_OR_RETURN(core::Comm::SplitOptions opts, splitOptions(config));
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<core::Comm> child,
-                            parent->impl->split(color, key, setsWire ? &wire : nullptr));
+                            parent->impl->split(color, key, opts));
     if (!child) {
       *newcomm = nullptr;
       return Status::ok();

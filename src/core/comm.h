@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -141,10 +142,13 @@ class Comm {
   // strataCommSplit: collective over this communicator's ranks, after the calls queued on it.
   // The members passing the same color >= 0 form a communicator ordered by (key, rank); one
   // passing a negative color gets null. The new communicator's hierarchy is this one's,
-  // restricted to its members; its settings are this one's, except the compression when
-  // `compress` is given (every member must give the same). On failure every rank returns the
-  // same error.
-  StatusOr<std::unique_ptr<Comm>> split(int color, int key, const WireType* compress = nullptr);
+  // restricted to its members; its settings are this one's, except what `opts` sets (every
+  // member must set the same compression). On failure every rank returns the same error.
+  struct SplitOptions {
+    std::optional<WireType> compress;
+    std::optional<double> timeoutSeconds;
+  };
+  StatusOr<std::unique_ptr<Comm>> split(int color, int key, const SplitOptions& opts = {});
   ~Comm();  // collective, unless abandon() was called; runs the calls still queued first
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

@@ -45,11 +45,11 @@ Status checkSameWire(const std::vector<int>& colors, const std::vector<int>& wir
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const WireType* compress) {
+StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptions& opts) {
   // The calls issued before the split run first, on every rank: the split is the next call.
   STRATA_RETURN_IF_ERROR(engine_->drain());
   const int mine[3] = {color < 0 ? -1 : color, key,
-                       compress ? static_cast<int>(*compress) : kInheritWire};
+                       opts.compress ? static_cast<int>(*opts.compress) : kInheritWire};
   std::vector<int> all(3 * static_cast<size_t>(size_));
   STRATA_RETURN_IF_ERROR(boot_->allGather(mine, all.data(), sizeof(mine)));
   std::vector<int> colors(size_), keys(size_), wires(size_);
@@ -73,7 +73,8 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const WireType* 
     child->engine_ = std::make_shared<Engine>(false);
     made = boot::agree(*child->boot_, h.status());
     if (made.isOk()) made = child->initFrom(*this, h.take());
-    if (made.isOk() && compress != nullptr) child->settings_.compress = *compress;
+    if (made.isOk() && opts.compress) child->settings_.compress = *opts.compress;
+    if (made.isOk() && opts.timeoutSeconds) child->settings_.timeoutSeconds = *opts.timeoutSeconds;
   }
   // Every rank of this communicator learns whether every split succeeded, so that no rank keeps
   // a communicator another group failed to make (its members freed theirs collectively).

@@ -1,0 +1,87 @@
+#include "args.h"
+
+#include <c10/util/Exception.h>
+
+namespace strata::torch_backend {
+
+strataDataType_t dataType(const at::Tensor& t, const char* op) {
+  switch (t.scalar_type()) {
+    case at::kChar:
+      return strataInt8;
+    case at::kByte:
+      return strataUint8;
+    case at::kInt:
+      return strataInt32;
+    case at::kLong:
+      return strataInt64;
+    case at::kHalf:
+      return strataFloat16;
+    case at::kFloat:
+      return strataFloat32;
+    case at::kDouble:
+      return strataFloat64;
+    case at::kBFloat16:
+      return strataBfloat16;
+    default:
+      TORCH_CHECK(false, "strata: ", op, " does not support dtype ", t.scalar_type(),
+                  " (strata has int8, uint8, int32, int64, float16, bfloat16, float32, "
+                  "float64)");
+  }
+}
+
+strataRedOp_t redOp(const c10d::ReduceOp& op, const char* name) {
+  switch (static_cast<c10d::ReduceOp::RedOpType>(op)) {
+    case c10d::ReduceOp::SUM:
+      return strataSum;
+    case c10d::ReduceOp::PRODUCT:
+      return strataProd;
+    case c10d::ReduceOp::MIN:
+      return strataMin;
+    case c10d::ReduceOp::MAX:
+      return strataMax;
+    case c10d::ReduceOp::AVG:
+      return strataAvg;
+    default:
+      TORCH_CHECK(false, "strata: ", name,
+                  " supports ReduceOp SUM, PRODUCT, MIN, MAX and AVG; not the bitwise ops "
+                  "or PREMUL_SUM");
+  }
+}
+
+void checkDense(const at::Tensor& t, const char* op, const char* what) {
+  TORCH_CHECK(t.defined(), "strata: ", op, ": ", what, " is undefined");
+  TORCH_CHECK(t.layout() == at::kStrided, "strata: ", op, ": ", what,
+              " must be a dense tensor (sparse tensors are not supported)");
+  TORCH_CHECK(t.device().is_cpu(), "strata: ", op, ": ", what, " is on ", t.device(),
+              "; this build of the strata backend takes CPU tensors (it was built against a "
+              "PyTorch without CUDA)");
+}
+
+const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op) {
+  TORCH_CHECK(tensors.size() == 1, "strata: ", op, " takes exactly one tensor per process, got ",
+              tensors.size());
+  checkDense(tensors[0], op, "the tensor");
+  return tensors[0];
+}
+
+void checkSameShape(const std::vector<at::Tensor>& list, const at::Tensor& ref, const char* op,
+                    const char* what) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    checkDense(list[i], op, what);
+    TORCH_CHECK(list[i].scalar_type() == ref.scalar_type(), "strata: ", op, ": ", what, "[", i,
+                "] has dtype ", list[i].scalar_type(), ", expected ", ref.scalar_type());
+    TORCH_CHECK(list[i].numel() == ref.numel(), "strata: ", op, ": ", what, "[", i, "] has ",
+                list[i].numel(), " elements, expected ", ref.numel());
+  }
+}
+
+void checkRank(int64_t rank, int size, const char* op, const char* what) {
+  TORCH_CHECK(rank >= 0 && rank < size, "strata: ", op, ": ", what, " ", rank,
+              " is not a rank of this group (size ", size, ")");
+}
+
+at::Tensor contiguousBuffer(const at::Tensor& t) {
+  return t.is_contiguous() ? t : t.contiguous();
+}
+
+}  // namespace strata::torch_backend

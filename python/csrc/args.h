@@ -1,0 +1,34 @@
+// Checks and conversions between torch.distributed's arguments and strata's C API. Every
+// refusal throws a c10::Error (a RuntimeError in Python) that names the operation and says
+// what to do instead.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strata/strata.h"
+#include "torch_api.h"
+
+namespace strata::torch_backend {
+
+// strata's element type for `t`'s dtype; refuses dtypes strata has no type for.
+strataDataType_t dataType(const at::Tensor& t, const char* op);
+// strata's operation for `op`; refuses the bitwise ops and PREMUL_SUM.
+strataRedOp_t redOp(const c10d::ReduceOp& op, const char* name);
+
+// The one tensor of a single-tensor operation (one device per process, as with Gloo's CPU
+// path): dense, on the CPU, contiguous or not. Refuses anything else.
+const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op);
+// A dense CPU tensor; `what` names it in messages.
+void checkDense(const at::Tensor& t, const char* op, const char* what);
+// All of `list` have `ref`'s dtype and number of elements.
+void checkSameShape(const std::vector<at::Tensor>& list, const at::Tensor& ref, const char* op,
+                    const char* what);
+// A root or peer rank within [0, size).
+void checkRank(int64_t rank, int size, const char* op, const char* what);
+
+// The buffer strata works on for `t`: `t` itself when contiguous, else a contiguous copy (the
+// caller copies the result back).
+at::Tensor contiguousBuffer(const at::Tensor& t);
+
+}  // namespace strata::torch_backend

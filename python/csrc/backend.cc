@@ -1,0 +1,195 @@
+// ProcessGroupStrata: setup over the MPI launcher, teardown, and the machinery every operation
+// shares (issue under the lock, complete on the completer thread). The operations themselves
+// are in collectives.cc and p2p.cc.
+#include "backend.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "mpi_world.h"
+#include "strata/strata_mpi.h"
+
+namespace strata::torch_backend {
+namespace {
+
+std::mutex gLiveMutex;
+std::vector<ProcessGroupStrata*>& live() {
+  static auto* groups = new std::vector<ProcessGroupStrata*>();  // never destroyed: used at exit
+  return *groups;
+}
+
+// A split of `parent` over all its ranks, in the same order, with `config`'s settings.
+strataComm_t splitAll(strataComm_t parent, int rank, strataConfig_t config, const char* what) {
+  strataComm_t child = nullptr;
+  const strataResult_t r = strataCommSplit(parent, 0, rank, &child, &config);
+  TORCH_CHECK(r == strataSuccess, "strata: making the group's ", what,
+              " communicator failed: ", strataMessage(parent, r));
+  return child;
+}
+
+}  // namespace
+
+std::string strataMessage(strataComm_t comm, strataResult_t result) {
+  std::string msg = strataGetErrorString(result);
+  const char* last = strataGetLastError(comm);
+  if (last == nullptr || *last == '\0') last = strataGetLastError(nullptr);
+  if (last != nullptr && *last != '\0') msg += std::string(": ") + last;
+  return msg;
+}
+
+ProcessGroupStrata::ProcessGroupStrata(int rank, int size, std::vector<int64_t> globalRanks,
+                                       std::chrono::milliseconds timeout)
+    : BackendBase(rank, size), timeout_(timeout) {
+  MPI_Comm members = membersComm(rank, size, globalRanks);
+  const strataResult_t made = strataCommInitMPI(&base_, members);
+  if (members != MPI_COMM_WORLD) MPI_Comm_free(&members);  // strata keeps a duplicate
+  TORCH_CHECK(made == strataSuccess, "strata: creating the group's communicator failed: ",
+              strataMessage(nullptr, made));
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  // The group's timeout bounds every wait for peers (0 keeps STRATA_TIMEOUT).
+  config.timeoutMs = static_cast<int>(std::min<int64_t>(timeout.count(), INT32_MAX));
+  comm_ = splitAll(base_, rank, config, "collective");
+  up_.comm = splitAll(base_, rank, config, "point-to-point");
+  down_.comm = splitAll(base_, rank, config, "point-to-point");
+  a2a_.comm = splitAll(base_, rank, config, "alltoall");
+  std::lock_guard<std::mutex> lock(gLiveMutex);
+  live().push_back(this);
+}
+
+ProcessGroupStrata::~ProcessGroupStrata() {
+  {
+    std::lock_guard<std::mutex> lock(gLiveMutex);
+    auto& groups = live();
+    groups.erase(std::remove(groups.begin(), groups.end(), this), groups.end());
+  }
+  // Destroying a communicator is collective; one in its error state (its peers may be gone)
+  // is aborted instead.
+  strataResult_t state = strataSuccess;
+  const bool healthy =
+      comm_ != nullptr && strataCommGetAsyncError(comm_, &state) == strataSuccess &&
+      state == strataSuccess;
+  shutdown(healthy);
+}
+
+void ProcessGroupStrata::shutdown(bool collective) {
+  completer_.stop();
+  up_.worker.stop();
+  down_.worker.stop();
+  a2a_.worker.stop();
+  std::lock_guard<std::mutex> lock(issue_);
+  for (auto& [key, csc] : csc_) strataCscDestroy(csc.handle);
+  csc_.clear();
+  std::vector<strataComm_t*> comms = {&comm_, &up_.comm, &down_.comm, &a2a_.comm};
+  for (auto& [wire, c] : wireComms_) comms.push_back(&c);
+  comms.push_back(&base_);  // last: the others were split from it
+  for (strataComm_t* c : comms) {
+    if (*c == nullptr) continue;
+    if (collective) {
+      strataCommDestroy(*c);
+    } else {
+      strataCommAbort(*c);
+    }
+    *c = nullptr;
+  }
+  wireComms_.clear();
+}
+
+void ProcessGroupStrata::shutdownAll() {
+  std::vector<ProcessGroupStrata*> groups;
+  {
+    std::lock_guard<std::mutex> lock(gLiveMutex);
+    groups = live();
+  }
+  // At exit a peer may already be gone: free locally, never wait for anyone.
+  for (ProcessGroupStrata* g : groups) g->shutdown(false);
+}
+
+void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,
+                                          std::vector<strataRequest_t> requests,
+                                          std::function<void()> after) {
+  completer_.post([work, op, requests, after]() mutable {
+    std::exception_ptr error;
+    for (strataRequest_t& req : requests) {
+      // Every request is waited for (and so freed), even after a failure.
+      const strataResult_t r = strataWaitLazy(&req);
+      if (r != strataSuccess && !error) {
+        error = std::make_exception_ptr(
+            std::runtime_error(std::string("strata: ") + op + " failed: " +
+                               strataMessage(nullptr, r)));
+      }
+    }
+    work->complete(error, after);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::track(
+    c10::intrusive_ptr<StrataWork> work, const char* op,
+    const std::function<strataResult_t(strataRequest_t*)>& issue, std::function<void()> after) {
+  return trackGroup(std::move(work), op, {issue}, std::move(after));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::trackGroup(
+    c10::intrusive_ptr<StrataWork> work, const char* op,
+    const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
+    std::function<void()> after) {
+  std::vector<strataRequest_t> requests;
+  strataResult_t failed = strataSuccess;
+  {
+    std::lock_guard<std::mutex> lock(issue_);
+    TORCH_CHECK(comm_ != nullptr, "strata: ", op, " on a process group that was shut down");
+    const bool group = issues.size() > 1;
+    if (group) strataGroupStart();
+    for (const auto& issue : issues) {
+      strataRequest_t req = nullptr;
+      const strataResult_t r = issue(&req);
+      if (r != strataSuccess) {
+        failed = r;
+        break;
+      }
+      requests.push_back(req);
+    }
+    if (group) {
+      const strataResult_t r = strataGroupEnd();
+      if (failed == strataSuccess) failed = r;
+    }
+    if (failed != strataSuccess) {
+      const std::string msg = strataMessage(comm_, failed);
+      // Requests already made still belong to strata until waited for.
+      for (strataRequest_t& req : requests) strataWait(&req);
+      TORCH_CHECK(false, "strata: ", op, " failed: ", msg);
+    }
+  }
+  completeWhenDone(work, op, std::move(requests), std::move(after));
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onLane(
+    Lane& lane, c10::intrusive_ptr<StrataWork> work, const char* op,
+    std::function<strataResult_t(strataComm_t)> body, std::function<void()> after) {
+  TORCH_CHECK(lane.comm != nullptr, "strata: ", op, " on a process group that was shut down");
+  strataComm_t comm = lane.comm;
+  lane.worker.post([work, op, comm, body = std::move(body), after = std::move(after)] {
+    const strataResult_t r = body(comm);
+    std::exception_ptr error;
+    if (r != strataSuccess) {
+      error = std::make_exception_ptr(std::runtime_error(std::string("strata: ") + op +
+                                                         " failed: " + strataMessage(comm, r)));
+    }
+    work->complete(error, after);
+  });
+  return work;
+}
+
+std::string ProcessGroupStrata::describe() {
+  std::lock_guard<std::mutex> lock(issue_);
+  TORCH_CHECK(comm_ != nullptr, "strata: describe on a process group that was shut down");
+  std::string buf(8192, '\0');
+  const strataResult_t r = strataCommDescribe(comm_, buf.data(), buf.size());
+  TORCH_CHECK(r == strataSuccess, "strata: describe failed: ", strataMessage(comm_, r));
+  buf.resize(buf.find('\0'));
+  return buf;
+}
+
+}  // namespace strata::torch_backend

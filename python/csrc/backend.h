@@ -1,0 +1,137 @@
+// ProcessGroupStrata: torch.distributed's backend "strata", over strata's public C API.
+//
+// Threads and order. Every call on the group's strata communicators is issued under issue_
+// (strata allows one issuing thread per communicator; DDP issues from autograd threads, the
+// user from the main thread). Collectives are issued as strata's nonblocking calls, so they
+// run on strata's progress thread in issue order on every rank; the completer thread waits for
+// their requests in that same order (strataWaitLazy, which does not end a fusion pack's wait
+// for company) and completes each Work and its future. Sends and receives are blocking in
+// strata's API, so they run on worker threads ("lanes") of their own, each with a communicator
+// of its own, whose messages never mix with the collectives': sends to higher ranks and
+// receives from lower ranks on one lane, the opposite direction on another (so that two ranks
+// that each send to the other and then receive, as Gloo users do, do not wait for each other
+// forever), and alltoall's pairwise exchanges on a third.
+//
+// Timeouts: the group's timeout becomes its communicators' deadline (strataConfig_t.timeoutMs):
+// a call whose peers do not come fails on every rank within it, with strata's message, and the
+// group is then unusable, as with NCCL's async error handling.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "strata/strata.h"
+#include "torch_api.h"
+#include "work.h"
+#include "worker.h"
+
+namespace strata::torch_backend {
+
+// strata's description of `result` and the last error of `comm` (or of this thread).
+std::string strataMessage(strataComm_t comm, strataResult_t result);
+
+class ProcessGroupStrata : public BackendBase {
+ public:
+  // `globalRanks`: the group's members as ranks of the MPI launcher's world, in group-rank
+  // order (empty for the default group: the whole world). Collective over the members.
+  ProcessGroupStrata(int rank, int size, std::vector<int64_t> globalRanks,
+                     std::chrono::milliseconds timeout);
+  ~ProcessGroupStrata() override;
+
+  const std::string getBackendName() const override { return "strata"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& outputSplits,
+                                               std::vector<int64_t>& inputSplits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                      int tag) override;
+
+  // strata's extensions, for strata_torch.hooks.
+  // An allreduce on a communicator of this group whose inter-host stages carry `wire` ("fp16"
+  // or "bf16"; made on first use, collectively: every member must call it in the same order).
+  c10::intrusive_ptr<c10d::Work> allreduceCompressed(at::Tensor& tensor, c10d::ReduceOp op,
+                                                     const std::string& wire);
+  // CSC (strataCscAllReduce) on `tensor` in place, with the residual of slot `key` (one per
+  // DDP bucket), made on first use for this tensor's size and type.
+  c10::intrusive_ptr<c10d::Work> cscAllreduce(at::Tensor& tensor, int64_t key, double density,
+                                              int64_t chunkElems, c10d::ReduceOp op);
+  // strataCommDescribe of the group's communicator.
+  std::string describe();
+  // Every live group, in creation order: the interpreter's exit frees them (strata_torch's
+  // atexit), since torch.distributed does not destroy its groups at exit.
+  static void shutdownAll();
+
+ private:
+  // Runs `issue` (a strata call on comm_ that sets requests) under issue_, throwing strata's
+  // message if it fails; then hands the requests to the completer, which completes `work`
+  // (running `after` first) when they have all completed.
+  c10::intrusive_ptr<c10d::Work> track(c10::intrusive_ptr<StrataWork> work, const char* op,
+                                       const std::function<strataResult_t(strataRequest_t*)>& issue,
+                                       std::function<void()> after = {});
+  // The same for a group of nonblocking calls (one request each).
+  c10::intrusive_ptr<c10d::Work> trackGroup(
+      c10::intrusive_ptr<StrataWork> work, const char* op,
+      const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
+      std::function<void()> after = {});
+  struct Lane {
+    strataComm_t comm = nullptr;
+    Worker worker;
+  };
+  // Runs `body` (blocking strata calls on lane.comm) on the lane's thread; completes `work`.
+  c10::intrusive_ptr<c10d::Work> onLane(Lane& lane, c10::intrusive_ptr<StrataWork> work,
+                                        const char* op,
+                                        std::function<strataResult_t(strataComm_t)> body,
+                                        std::function<void()> after = {});
+  void completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,
+                        std::vector<strataRequest_t> requests, std::function<void()> after);
+  // Stops the threads and frees the communicators: destroyed (collective) when `collective`,
+  // else aborted (local). Idempotent.
+  void shutdown(bool collective);
+
+  std::chrono::milliseconds timeout_;
+  strataComm_t base_ = nullptr;  // the members' communicator; the others are split from it
+  strataComm_t comm_ = nullptr;  // collectives
+  std::map<std::string, strataComm_t> wireComms_;  // allreduceCompressed's, by wire type
+  struct Csc {
+    strataCsc_t handle;
+    int64_t numel;
+    at::ScalarType dtype;
+  };
+  std::map<int64_t, Csc> csc_;
+  std::mutex issue_;  // every call that issues on base_, comm_ or wireComms_
+  Lane up_, down_, a2a_;  // sends up and receives from below; the reverse; alltoall
+  Worker completer_;
+};
+
+}  // namespace strata::torch_backend

@@ -1,0 +1,183 @@
+// The collectives of ProcessGroupStrata: each checks its arguments on the calling thread
+// (errors raise at once), issues strata's nonblocking call on the group's communicator and
+// returns a Work that the completer thread completes. A non-contiguous tensor is worked on
+// through a contiguous copy, copied back when the call completes.
+#include <ATen/ATen.h>
+
+#include "args.h"
+#include "backend.h"
+
+namespace strata::torch_backend {
+namespace {
+
+using Work = c10::intrusive_ptr<c10d::Work>;
+
+size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
+
+// Copies `buffer` back into `t` when it is a copy (t was not contiguous).
+std::function<void()> copyBack(const at::Tensor& t, const at::Tensor& buffer) {
+  if (t.is_same(buffer)) return {};
+  return [t, buffer]() mutable { t.copy_(buffer.view_as(t)); };
+}
+
+}  // namespace
+
+Work ProcessGroupStrata::allreduce(std::vector<at::Tensor>& tensors,
+                                   const c10d::AllreduceOptions& opts) {
+  const at::Tensor& t = single(tensors, "allreduce");
+  const strataDataType_t type = dataType(t, "allreduce");
+  const strataRedOp_t op = redOp(opts.reduceOp, "allreduce");
+  at::Tensor buf = contiguousBuffer(t);
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLREDUCE, "allreduce",
+                                              tensors, std::vector<at::Tensor>{buf});
+  return track(work, "allreduce", [&](strataRequest_t* req) {
+    return strataIAllReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, comm_, req);
+  }, copyBack(t, buf));
+}
+
+Work ProcessGroupStrata::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                             const c10d::AllreduceCoalescedOptions& opts) {
+  TORCH_CHECK(!tensors.empty(), "strata: allreduce_coalesced takes at least one tensor");
+  const strataRedOp_t op = redOp(opts.reduceOp, "allreduce_coalesced");
+  std::vector<at::Tensor> bufs;
+  std::vector<std::function<strataResult_t(strataRequest_t*)>> issues;
+  std::vector<std::function<void()>> copies;
+  for (const at::Tensor& t : tensors) {
+    checkDense(t, "allreduce_coalesced", "a tensor");
+    const strataDataType_t type = dataType(t, "allreduce_coalesced");
+    at::Tensor buf = contiguousBuffer(t);
+    bufs.push_back(buf);
+    if (auto c = copyBack(t, buf)) copies.push_back(c);
+    issues.push_back([this, buf, type, op](strataRequest_t* req) {
+      return strataIAllReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, comm_, req);
+    });
+  }
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLREDUCE_COALESCED,
+                                              "allreduce_coalesced", tensors, bufs);
+  // One strata group: its allreduces are packed into fusion buffers (STRATA_FUSION_BYTES).
+  return trackGroup(work, "allreduce_coalesced", issues, [copies] {
+    for (const auto& c : copies) c();
+  });
+}
+
+Work ProcessGroupStrata::broadcast(std::vector<at::Tensor>& tensors,
+                                   const c10d::BroadcastOptions& opts) {
+  const at::Tensor& t = single(tensors, "broadcast");
+  const strataDataType_t type = dataType(t, "broadcast");
+  checkRank(opts.rootRank, size_, "broadcast", "root");
+  at::Tensor buf = contiguousBuffer(t);
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::BROADCAST, "broadcast",
+                                              tensors, std::vector<at::Tensor>{buf});
+  const int root = static_cast<int>(opts.rootRank);
+  return track(work, "broadcast", [&](strataRequest_t* req) {
+    return strataIBroadcast(buf.data_ptr(), buf.data_ptr(), count(buf), type, root, comm_, req);
+  }, copyBack(t, buf));
+}
+
+Work ProcessGroupStrata::reduce(std::vector<at::Tensor>& tensors,
+                                const c10d::ReduceOptions& opts) {
+  const at::Tensor& t = single(tensors, "reduce");
+  const strataDataType_t type = dataType(t, "reduce");
+  const strataRedOp_t op = redOp(opts.reduceOp, "reduce");
+  checkRank(opts.rootRank, size_, "reduce", "root");
+  at::Tensor buf = contiguousBuffer(t);
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::REDUCE, "reduce", tensors,
+                                              std::vector<at::Tensor>{buf});
+  const int root = static_cast<int>(opts.rootRank);
+  return track(work, "reduce", [&](strataRequest_t* req) {
+    return strataIReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, root, comm_, req);
+  }, copyBack(t, buf));
+}
+
+Work ProcessGroupStrata::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                         const c10d::AllgatherOptions&) {
+  checkDense(input, "_allgather_base", "input");
+  checkDense(output, "_allgather_base", "output");
+  const strataDataType_t type = dataType(input, "_allgather_base");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
+              "strata: _allgather_base: output dtype ", output.scalar_type(),
+              " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(output.numel() == input.numel() * size_, "strata: _allgather_base: output has ",
+              output.numel(), " elements, expected world_size * input = ",
+              input.numel() * size_);
+  at::Tensor in = contiguousBuffer(input), out = contiguousBuffer(output);
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::_ALLGATHER_BASE,
+                                              "_allgather_base", std::vector<at::Tensor>{output},
+                                              std::vector<at::Tensor>{in, out});
+  return track(work, "_allgather_base", [&](strataRequest_t* req) {
+    return strataIAllGather(in.data_ptr(), out.data_ptr(), count(in), type, comm_, req);
+  }, copyBack(output, out));
+}
+
+Work ProcessGroupStrata::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                   std::vector<at::Tensor>& inputs,
+                                   const c10d::AllgatherOptions&) {
+  const at::Tensor& input = single(inputs, "allgather");
+  const strataDataType_t type = dataType(input, "allgather");
+  TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+              "strata: allgather takes one list of world_size (", size_, ") output tensors");
+  checkSameShape(outputs[0], input, "allgather", "output");
+  at::Tensor in = contiguousBuffer(input);
+  at::Tensor flat = at::empty({input.numel() * size_}, input.options());
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLGATHER, "allgather",
+                                              outputs[0], std::vector<at::Tensor>{in, flat});
+  std::vector<at::Tensor> outs = outputs[0];
+  const int64_t n = input.numel();
+  return track(work, "allgather", [&](strataRequest_t* req) {
+    return strataIAllGather(in.data_ptr(), flat.data_ptr(), count(in), type, comm_, req);
+  }, [outs, flat, n]() mutable {
+    for (size_t r = 0; r < outs.size(); ++r) {
+      outs[r].copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view_as(outs[r]));
+    }
+  });
+}
+
+Work ProcessGroupStrata::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                              const c10d::ReduceScatterOptions& opts) {
+  checkDense(input, "_reduce_scatter_base", "input");
+  checkDense(output, "_reduce_scatter_base", "output");
+  const strataDataType_t type = dataType(input, "_reduce_scatter_base");
+  const strataRedOp_t op = redOp(opts.reduceOp, "_reduce_scatter_base");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(),
+              "strata: _reduce_scatter_base: output dtype ", output.scalar_type(),
+              " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(input.numel() == output.numel() * size_, "strata: _reduce_scatter_base: input has ",
+              input.numel(), " elements, expected world_size * output = ",
+              output.numel() * size_);
+  at::Tensor in = contiguousBuffer(input), out = contiguousBuffer(output);
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::_REDUCE_SCATTER_BASE,
+                                              "_reduce_scatter_base",
+                                              std::vector<at::Tensor>{output},
+                                              std::vector<at::Tensor>{in, out});
+  return track(work, "_reduce_scatter_base", [&](strataRequest_t* req) {
+    return strataIReduceScatter(in.data_ptr(), out.data_ptr(), count(out), type, op, comm_, req);
+  }, copyBack(output, out));
+}
+
+Work ProcessGroupStrata::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                        std::vector<std::vector<at::Tensor>>& inputs,
+                                        const c10d::ReduceScatterOptions& opts) {
+  const at::Tensor& output = single(outputs, "reduce_scatter");
+  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+              "strata: reduce_scatter takes one list of world_size (", size_, ") input tensors");
+  checkSameShape(inputs[0], output, "reduce_scatter", "input");
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& t : inputs[0]) flat.push_back(t.reshape({-1}));
+  at::Tensor in = at::cat(flat);
+  return _reduce_scatter_base(outputs[0], in, opts);
+}
+
+Work ProcessGroupStrata::barrier(const c10d::BarrierOptions&) {
+  // A one-element allreduce, queued after every call issued before it: when it completes,
+  // they have completed on this rank, and every rank has reached the barrier.
+  at::Tensor token = at::zeros({1}, at::kInt);
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::BARRIER, "barrier",
+                                              std::vector<at::Tensor>{},
+                                              std::vector<at::Tensor>{token});
+  return track(work, "barrier", [&](strataRequest_t* req) {
+    return strataIAllReduce(token.data_ptr(), token.data_ptr(), 1, strataInt32, strataSum, comm_,
+                            req);
+  });
+}
+
+}  // namespace strata::torch_backend
