@@ -82,7 +82,12 @@ class _Lazy:
 
 def make_fused_hook(threshold_bytes=FUSED_HOOK_BYTES):
     """A lazy-allreduce hook that starts communicating once threshold_bytes are ready."""
-    return _Lazy(threshold_bytes)
+    lazy = _Lazy(threshold_bytes)
+
+    def fused_hook(state, bucket):  # DDP wants a function (it reads __name__)
+        return lazy(state, bucket)
+
+    return fused_hook
 
 
 fused_hook = make_fused_hook()
