@@ -4,7 +4,8 @@
 set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
           libhwloc-dev hwloc libyaml-cpp-dev catch2 libcli11-dev libpugixml-dev
-          nlohmann-json3-dev iproute2 gnuplot-nox)
+          nlohmann-json3-dev iproute2 gnuplot-nox
+          python3-dev pybind11-dev python3-torch libtorch-dev)
 # Callers that need more (scripts/fuzz.sh: clang) name it here.
 read -r -a extra <<< "${STRATA_EXTRA_PACKAGES:-}"
 PACKAGES+=("${extra[@]}")
