@@ -20,6 +20,7 @@
 //   STRATA_FUSION_BYTES=4096 mpiexec -n 4 strata_mpi_fusion [--threads] [--seed N] [-v]
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -85,7 +86,9 @@ void runGroup(Harness& h, const Comm& cm, const std::string& what, const std::ve
 // Nonblocking allreduces outside any group (STRATA_FUSION_WAIT_US: packs agreed at run time),
 // issued with rank-dependent pauses, then completed in the order `order` gives: "reverse"
 // waits from the last, "test" polls each with strataTest, "blocking" issues a blocking
-// allreduce in the middle of the stream (which ends the packs before it).
+// allreduce in the middle of the stream (which ends the packs before it), "lazy thread" has a
+// second thread complete each request with strataWaitLazy as soon as it is issued, while this
+// one goes on issuing (a framework's completion thread; MPI_THREAD_MULTIPLE only).
 void runStream(Harness& h, const Comm& cm, const std::string& what, const std::vector<Case>& cases,
                const std::string& order) {
   const std::string name = what + " (" + order + ")";
@@ -99,12 +102,28 @@ void runStream(Harness& h, const Comm& cm, const std::string& what, const std::v
       makeCaseRun(cm, {Coll::kAllReduce, strataFloat32, strataSum, 1000, false}, Reference::kLocal,
                   h.seed(name + " blocking"));
   std::vector<strataRequest_t> requests(runs.size(), nullptr);
+  // "lazy thread": requests[i] is written before issued is raised past i (release/acquire).
+  std::atomic<size_t> issued{0};
+  std::vector<strataResult_t> lazyResults(runs.size(), strataSuccess);
+  std::thread completer;
+  if (order == "lazy thread") {
+    completer = std::thread([&] {
+      for (size_t i = 0; i < requests.size(); ++i) {
+        while (issued.load(std::memory_order_acquire) <= i) std::this_thread::yield();
+        if (requests[i] != nullptr) lazyResults[i] = strataWaitLazy(&requests[i]);
+      }
+    });
+  }
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i % 3 == 0) jitter(h, h.seed(name), static_cast<int>(i));
     if (order == "blocking" && i == runs.size() / 2) checkResult(v, middle->call(), cm.comm);
     checkResult(v, runs[i]->start(&requests[i]), cm.comm);
+    issued.store(i + 1, std::memory_order_release);
   }
-  if (order == "test") {
+  if (order == "lazy thread") {
+    completer.join();
+    for (strataResult_t r : lazyResults) checkResult(v, r, nullptr);
+  } else if (order == "test") {
     // Poll every request until all are done (strataTest frees a finished one and sets NULL).
     for (size_t left = requests.size(); left > 0;) {
       left = 0;
@@ -218,7 +237,9 @@ int main(int argc, char** argv) {
   runGroup(h, cm, "nonblocking allreduces in a group", modelCases(), true);
   runGroup(h, cm, "nonblocking, mixed types and ops", mixedCases(), true);
 
-  for (const char* order : {"in order", "reverse", "test", "blocking"}) {
+  std::vector<std::string> orders = {"in order", "reverse", "test", "blocking"};
+  if (h.threads()) orders.push_back("lazy thread");  // a second thread calls MPI
+  for (const std::string& order : orders) {
     runStream(h, cm, "nonblocking stream of a model's gradients", modelCases(), order);
     runStream(h, cm, "nonblocking stream of mixed types and ops", mixedCases(), order);
   }

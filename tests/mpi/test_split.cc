@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -238,6 +239,77 @@ void runQueuedBeforeSplit(Harness& h, const Comm& world) {
   h.record(v);
 }
 
+// Whether the hosts hold the same number of ranks each, in blocks (rank r on host r / perHost):
+// the layouts whose plans certainly have inter-host stages that carry the wire type.
+bool regularBlocks(int host, int rank, int size) {
+  int hosts = host + 1;
+  MPI_Allreduce(MPI_IN_PLACE, &hosts, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  int block = size % hosts == 0 && host == rank / (size / hosts) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &block, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return hosts > 1 && block == 1;
+}
+
+// A float32 sum of values fp16 cannot hold exactly, on `comm`.
+std::vector<float> inexactSum(strataComm_t comm, int rank, strataResult_t* rc) {
+  std::vector<float> v(4099);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.1f * (rank + 1) + 1e-4f * static_cast<float>(i);
+  *rc = strataAllReduce(v.data(), v.data(), v.size(), strataFloat32, strataSum, comm, nullptr);
+  return v;
+}
+
+// strataConfig_t's extensions: `compress` gives the split its own wire type (which shows on
+// regular layouts of several hosts, and never on one host), members that disagree on it all
+// fail, and a malformed value or a negative timeoutMs is refused.
+void runConfigExtensions(Harness& h, const Comm& world, bool oneHost, bool regular) {
+  const std::string what = "strataCommSplit with config->compress and timeoutMs";
+  h.step(what);
+  Verdict v = h.verdict(what);
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.compress = "fp16";
+  config.timeoutMs = 60000;
+  strataComm_t fp16 = nullptr;
+  checkResult(v, strataCommSplit(world.comm, 0, h.rank(), &fp16, &config), world.comm);
+  if (fp16 != nullptr) {
+    strataResult_t rcExact = strataSuccess, rcFp16 = strataSuccess;
+    const std::vector<float> exact = inexactSum(world.comm, h.rank(), &rcExact);
+    const std::vector<float> narrowed = inexactSum(fp16, h.rank(), &rcFp16);
+    checkResult(v, rcExact, world.comm);
+    checkResult(v, rcFp16, fp16);
+    size_t differ = 0;
+    double worst = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      differ += exact[i] != narrowed[i];
+      worst = std::max(worst, std::abs(double(exact[i]) - narrowed[i]) / std::abs(exact[i]));
+    }
+    if (!(worst < 4e-3)) {
+      v.fail("fp16 wire: relative error " + std::to_string(worst) + " over 4e-3");
+    }
+    if (oneHost && differ > 0) {
+      v.fail("fp16 wire: " + std::to_string(differ) +
+             " elements differ from float32's result on one host (no inter-host stage)");
+    }
+    if (regular && differ == 0) {
+      v.fail("fp16 wire: no element differs from float32's result across hosts");
+    }
+    checkResult(v, strataCommDestroy(fp16), nullptr);
+  }
+  // Rank 0 asks for bf16, the others for fp16: every rank refuses the split.
+  config.compress = h.rank() == 0 ? "bf16" : "fp16";
+  strataComm_t mixed = nullptr;
+  const strataResult_t rcMixed = strataCommSplit(world.comm, 0, h.rank(), &mixed, &config);
+  if (!(world.size == 1 ? rcMixed == strataSuccess : rcMixed == strataInvalidUsage)) v.fail("members passing different config->compress: got " + std::to_string(rcMixed));
+  if (mixed != nullptr) strataCommDestroy(mixed);
+  config.compress = "fp8";
+  strataComm_t bad = nullptr;
+  if (!(strataCommSplit(world.comm, 0, h.rank(), &bad, &config) == strataInvalidArgument &&
+              bad == nullptr)) v.fail("config->compress \"fp8\" must be strataInvalidArgument");
+  config.compress = nullptr;
+  config.timeoutMs = -1;
+  if (!(strataCommSplit(world.comm, 0, h.rank(), &bad, &config) == strataInvalidArgument &&
+              bad == nullptr)) v.fail("config->timeoutMs -1 must be strataInvalidArgument");
+  h.record(v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -289,6 +361,9 @@ int main(int argc, char** argv) {
     destroy(h, grand);
   }
   runQueuedBeforeSplit(h, world);
+  int hosts = host + 1;
+  MPI_Allreduce(MPI_IN_PLACE, &hosts, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  runConfigExtensions(h, world, hosts == 1, regularBlocks(host, r, n));
 
   // Destroyed in another order than made; the parent must not notice.
   for (size_t i : {2, 0, 5, 1, 8, 3, 9, 4, 6, 7}) destroy(h, children[i]);
