@@ -228,7 +228,7 @@ class Comm {
   Status init(bool threadMultiple);
   Status assignUid();
   // A split's init: the hierarchy and settings come from the parent.
-  Status initFrom(const Comm& parent, topo::Hierarchy hierarchy);
+  Status initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts);
   Status buildHierarchy();
   Status buildLevels();
   Status loadPlans();

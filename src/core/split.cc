@@ -72,9 +72,7 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
     child->size_ = child->boot_->size();
     child->engine_ = std::make_shared<Engine>(false);
     made = boot::agree(*child->boot_, h.status());
-    if (made.isOk()) made = child->initFrom(*this, h.take());
-    if (made.isOk() && opts.compress) child->settings_.compress = *opts.compress;
-    if (made.isOk() && opts.timeoutSeconds) child->settings_.timeoutSeconds = *opts.timeoutSeconds;
+    if (made.isOk()) made = child->initFrom(*this, h.take(), opts);
   }
   // Every rank of this communicator learns whether every split succeeded, so that no rank keeps
   // a communicator another group failed to make (its members freed theirs collectively).
@@ -87,9 +85,12 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
   return child;
 }
 
-Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy) {
+Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts) {
   STRATA_RETURN_IF_ERROR(assignUid());
   settings_ = parent.settings_;
+  // Before anything reads them: the wire type shapes the fabrics' options and the plans.
+  if (opts.compress) settings_.compress = *opts.compress;
+  if (opts.timeoutSeconds) settings_.timeoutSeconds = *opts.timeoutSeconds;
   fabricOptions_ = parent.fabricOptions_;
   costParams_ = parent.costParams_;
   engine_ = std::make_shared<Engine>(parent.engine_->threaded());
