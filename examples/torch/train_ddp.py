@@ -31,6 +31,11 @@ rank paces a synchronous job). Components (forward, backward, step) are medians 
 need not add up to the iteration's median exactly. The loss of an epoch is the mean over all
 ranks' batches of the training loss.
 
+Loss curves: ResNet-18 training here is chaotic: a one-ulp change of the gradients (--nudge)
+moves an epoch's loss by percents within a few dozen steps, so two backends that sum in different
+orders give curves that agree at first and then drift by that much; digits' curves agree to
+the printed digits.
+
 --json FILE (rank 0): the arguments, world size, ranks per host, parameter count, one record per
 epoch (loss, iteration/forward/backward/step ms) and the summary (iter_ms, compute_ms, wait_ms,
 final_loss, and for digits the test accuracy of rank 0's model).
@@ -74,6 +79,9 @@ def parse_args():
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     p.add_argument("--timeout", type=float, default=300, help="process group timeout, seconds")
     p.add_argument("--json", metavar="FILE", help="rank 0 writes the results here")
+    p.add_argument("--nudge", action="store_true",
+                   help="scale gradients by 1+2^-23 before each step: a run whose only change "
+                   "is rounding, to show how far rounding alone moves the loss curve")
     a = p.parse_args()
     big = a.model == "resnet18"
     a.epochs = a.epochs or (3 if big else 20)
@@ -129,15 +137,21 @@ def make_hook(args):
     return hooks.csc_hook(density=args.density)
 
 
-def train_step(net, opt, xb, yb):
+def train_step(net, opt, xb, yb, nudge=False):
     """One iteration: (loss, forward s, backward s, step s). DDP's allreduces end inside
-    backward(), which waits for every bucket."""
+    backward(), which waits for every bucket. nudge: scale every gradient by 1 + 2^-23 (one
+    float32 ulp, the same on every rank, untimed) before the step."""
     t0 = time.perf_counter()
     opt.zero_grad(set_to_none=True)
     loss = F.cross_entropy(net(xb), yb)
     t1 = time.perf_counter()
     loss.backward()
     t2 = time.perf_counter()
+    if nudge:
+        with torch.no_grad():
+            for p in net.parameters():
+                p.grad.mul_(1.0 + 2.0 ** -23)
+        t2 = time.perf_counter()
     opt.step()
     t3 = time.perf_counter()
     return loss.item(), t1 - t0, t2 - t1, t3 - t2
@@ -207,7 +221,7 @@ def main():
         loss_sum, times = 0.0, []
         bs = batches(args, len(y), epoch, rank, world)
         for b in bs:
-            loss, f, bw, s = train_step(net, opt, x[b], y[b])
+            loss, f, bw, s = train_step(net, opt, x[b], y[b], args.nudge)
             loss_sum += loss
             seen += 1
             if seen > args.warmup:
