@@ -23,6 +23,10 @@ DENSE = ("strata", "strata-fused", "strata-fp16")
 # Dense hooks: each epoch's loss within 2% of Gloo's, or within twice what a one-ulp nudge of
 # Gloo's own gradients does (gloo-nudge), as ResNet-18's training amplifies rounding.
 LOSS_TOL = 0.02
+# Digits' MLP does not amplify rounding (a nudge leaves its losses unchanged): fp32 hooks must
+# give Gloo's curve.
+EXACT = ("strata", "strata-fused")
+DIGITS_TOL = 0.001
 
 
 def load(d):
@@ -62,7 +66,10 @@ def table(group):
         over = None if base is None or c == "nocomm" else r["iter_ms"] - base
         ratio = over / gloo_over if over is not None and gloo_over and c != "gloo" else None
         gap = None if c in ("nocomm", "gloo") else loss_gap(r, gloo)
-        rows[c] = (over, ratio, gap)
+        wait = r.get("wait_ms") if c != "nocomm" else None
+        wratio = wait / gloo["wait_ms"] if wait is not None and gloo and gloo.get("wait_ms") \
+            and c != "gloo" else None
+        rows[c] = {"ratio": ratio, "wait_ratio": wratio, "gap": gap}
         out.append("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s |" % (
             c, WHAT.get(c, ""), r["iter_ms"], fmt(over), fmt(ratio, "%.2f"),
             fmt(None if c == "nocomm" else r.get("wait_ms")),
@@ -70,6 +77,30 @@ def table(group):
             fmt(None if gap is None else 100 * gap, "%.2f%%"),
             fmt(r.get("test_accuracy"), "%.3f")))
     return "\n".join(out), rows
+
+
+def targets_of(setting, model, rows):
+    """[(target, measured, met)]: issue 14's on (b) resnet18 (sync overhead at most half of
+    Gloo's, by both measures; dense loss curves), and exact dense curves on digits."""
+    out = []
+    nudge = (rows.get("gloo-nudge") or {}).get("gap") or 0.0
+    for c, r in rows.items():
+        if not c.startswith("strata"):
+            continue
+        where = "(%s) %s, %s" % (setting, model, c)
+        if setting == "b" and model == "resnet18":
+            for key, what in (("ratio", "sync overhead"), ("wait_ratio", "in-run waiting")):
+                if r[key] is not None:
+                    out.append(("%s: %s <= half of Gloo's" % (where, what),
+                                "%.2f of Gloo's" % r[key], r[key] <= 0.5))
+            if c in DENSE and r["gap"] is not None:
+                tol = max(LOSS_TOL, 2 * nudge)
+                out.append(("%s: loss curve within %.1f%% of Gloo's" % (where, 100 * tol),
+                            "%.2f%%" % (100 * r["gap"]), r["gap"] <= tol))
+        if model == "digits" and c in EXACT and r["gap"] is not None:
+            out.append(("%s: loss curve within %g%% of Gloo's" % (where, 100 * DIGITS_TOL),
+                        "%.3f%%" % (100 * r["gap"]), r["gap"] <= DIGITS_TOL))
+    return out
 
 
 def main():
@@ -84,7 +115,8 @@ def main():
           "of the same run (less exposed to the load drifting between runs). *Loss gap*: the "
           "largest relative difference of an epoch's mean training loss from Gloo's; `gloo-nudge` "
           "shows how large rounding alone makes it (Gloo with every gradient scaled by one ulp). "
-          "`nocomm` "
+          "It communicates as `gloo` does, so the difference of their overheads is the run-to-run "
+          "noise. `nocomm` "
           "trains each rank's model alone, so its loss is not comparable and is not shown. "
           "Machine: `machine.txt` (2 cores shared by 4 ranks, and by other work).\n")
     targets = []
@@ -97,31 +129,23 @@ def main():
             where, model, any_run["params"] / 1e6, a["batch"], a["epochs"]))
         text, rows = table(group)
         print(text + "\n")
-        if setting == "b" and model == "resnet18":
-            for c, (over, ratio, gap) in rows.items():
-                if not c.startswith("strata"):
-                    continue
-                if ratio is not None:
-                    targets.append(("%s: sync overhead <= half of Gloo's" % c,
-                                    "%.2f of Gloo's" % ratio, ratio <= 0.5))
-                if c in DENSE and gap is not None:
-                    tol = max(LOSS_TOL, 2 * (rows.get("gloo-nudge", (0, 0, 0))[2] or 0))
-                    targets.append(("%s: loss curve within %.1f%% of Gloo's" % (c, 100 * tol),
-                                    "%.2f%%" % (100 * gap), gap <= tol))
+        targets += targets_of(setting, model, rows)
     failed = os.path.join(d, "failed.txt")
     if os.path.exists(failed):
         print("## Failed runs (their logs: <run>.txt)\n")
         with open(failed) as fh:
             print("".join("- %s\n" % line.strip() for line in fh if line.strip()))
-    print("## Targets (issue 14, setting b, resnet18)\n")
+    print("## Targets (issue 14)\n")
     if not targets:
-        print("No setting (b) resnet18 runs with both gloo and strata configs in this folder.\n")
+        print("No runs with both gloo and strata configs in this folder.\n")
         return
     print("| target | measured | met |\n|---|---:|---|")
     for name, value, ok in targets:
         print("| %s | %s | %s |" % (name, value, "yes" if ok else "**no**"))
     print("\nCSC's loss curve is documented, not held to a tolerance: it sends 10% of the "
-          "gradient's chunks per step and feeds the rest back into later steps.")
+          "gradient's chunks per step and feeds the rest back into later steps. On digits the "
+          "whole gradient (13k elements) is one 32768-element chunk, which CSC always keeps: "
+          "there it is dense.")
 
 
 if __name__ == "__main__":
