@@ -83,7 +83,8 @@ class ProcessGroupStrata : public BackendBase {
   c10::intrusive_ptr<c10d::Work> allreduceCompressed(at::Tensor& tensor, c10d::ReduceOp op,
                                                      const std::string& wire);
   // CSC (strataCscAllReduce) on `tensor` in place, with the residual of slot `key` (one per
-  // DDP bucket), made on first use for this tensor's size and type.
+  // DDP bucket), made on first use for this tensor's size and type, and made anew (a zero
+  // residual) when the slot's size or type changes.
   c10::intrusive_ptr<c10d::Work> cscAllreduce(at::Tensor& tensor, int64_t key, double density,
                                               int64_t chunkElems, c10d::ReduceOp op);
   // strataCommDescribe of the group's communicator.

@@ -73,17 +73,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::cscAllreduce(at::Tensor& tens
   TORCH_CHECK(comm_ != nullptr, "strata: csc_allreduce on a group that was shut down");
   auto it = csc_.find(key);
   if (it != csc_.end() && (it->second.numel != t.numel() || it->second.dtype != t.scalar_type())) {
-    TORCH_CHECK(false, "strata: csc_allreduce: slot ", key, " holds the residual of ",
-                it->second.numel, " ", it->second.dtype, " elements, got ", t.numel(), " ",
-                t.scalar_type(), " (a bucket's size must not change)");
-  }
-  if (it == csc_.end()) {
-    strataCsc_t handle = nullptr;
-    const strataResult_t r =
-        strataCscCreate(comm_, static_cast<size_t>(t.numel()), type,
-                        static_cast<size_t>(chunkElems), static_cast<float>(density), &handle);
-    TORCH_CHECK(r == strataSuccess, "strata: csc_allreduce: ", strataMessage(comm_, r));
-    it = csc_.emplace(key, Csc{handle, t.numel(), t.scalar_type()}).first;
+    // DDP rebuilds its buckets after the first iteration (in the order gradients became
+    // ready): the slot's residual belongs to the old layout, so it restarts at zero.
+    strataCscDestroy(it->second.handle);
+    csc_.erase(it);
+    it = csc_.end();
   }
   // strataCscAllReduce is blocking: it runs after the calls queued before it, here, and the
   // work is complete when it returns.

@@ -49,11 +49,39 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _ipv4_addresses():
+    """This host's IPv4 addresses, loopback last (Linux: SIOCGIFADDR per interface)."""
+    import fcntl
+    import struct
+    found = []
+    for _, name in socket.if_nameindex():
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                req = struct.pack("256s", name.encode()[:15])
+                addr = socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, req)[20:24])
+            except OSError:  # no IPv4 address on this interface
+                continue
+        found.append(addr)
+    return sorted(found, key=lambda a: a.startswith("127."))
+
+
+def _master_addr(announced):
+    """Rank 0's address as this rank can reach it: its host name when that resolves here,
+    else its first non-loopback address (hosts whose names are not in DNS)."""
+    name, addrs = announced.split("|", 1)
+    try:
+        socket.getaddrinfo(name, None)
+        return name
+    except OSError:
+        return addrs.split(",")[0] if addrs else name
+
+
 def init(backend=BACKEND, timeout=None, **kwargs):
     """Initialises torch.distributed from the MPI launcher (as Horovod does).
 
-    Fills RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (rank 0's host and a free port,
-    unless already set) from the launcher and calls
+    Fills RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (rank 0's host name, or its address
+    where the name does not resolve, and a free port; unless already set) from the launcher
+    and calls
     ``init_process_group(backend, rank=..., world_size=..., timeout=...)``. ``backend`` may
     be ``"gloo"`` as well, for side-by-side comparisons under the same launcher; a Gloo group
     beside a strata one is ``dist.new_group(backend="gloo")``.
@@ -61,10 +89,13 @@ def init(backend=BACKEND, timeout=None, **kwargs):
     rank, size = _C.world_rank(), _C.world_size()
     os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(size)
     if "MASTER_ADDR" not in os.environ or "MASTER_PORT" not in os.environ:
-        # Rank 0 names its host and a port it found free; every rank learns them over MPI.
-        mine = f"{socket.gethostname()}:{_free_port()}" if rank == 0 else ""
-        addr, port = _C.broadcast_string(mine, 0).rsplit(":", 1)
-        os.environ.setdefault("MASTER_ADDR", addr)
+        # Rank 0 names its host, its addresses and a port it found free; every rank learns
+        # them over MPI and picks the name if it resolves, else an address.
+        mine = ""
+        if rank == 0:
+            mine = f"{_free_port()}|{socket.gethostname()}|{','.join(_ipv4_addresses())}"
+        port, announced = _C.broadcast_string(mine, 0).split("|", 1)
+        os.environ.setdefault("MASTER_ADDR", _master_addr(announced))
         os.environ.setdefault("MASTER_PORT", port)
     if timeout is None:
         timeout = dist.default_pg_timeout
