@@ -79,6 +79,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::cscAllreduce(at::Tensor& tens
     csc_.erase(it);
     it = csc_.end();
   }
+  if (it == csc_.end()) {
+    strataCsc_t handle = nullptr;
+    const strataResult_t r =
+        strataCscCreate(comm_, static_cast<size_t>(t.numel()), type,
+                        static_cast<size_t>(chunkElems), static_cast<float>(density), &handle);
+    TORCH_CHECK(r == strataSuccess, "strata: csc_allreduce: ", strataMessage(comm_, r));
+    it = csc_.emplace(key, Csc{handle, t.numel(), t.scalar_type()}).first;
+  }
   // strataCscAllReduce is blocking: it runs after the calls queued before it, here, and the
   // work is complete when it returns.
   const strataResult_t r = strataCscAllReduce(it->second.handle, t.data_ptr(), op, nullptr);
