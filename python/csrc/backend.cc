@@ -3,6 +3,7 @@
 // are in collectives.cc and p2p.cc.
 #include "backend.h"
 
+#include <Python.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -28,6 +29,24 @@ strataComm_t splitAll(strataComm_t parent, int rank, strataConfig_t config, cons
               " communicator failed: ", strataMessage(parent, r));
   return child;
 }
+
+// Releases the GIL for a scope when this thread holds it. A group is often destroyed from
+// Python (its last reference dropped, with the GIL held) while its worker threads still hold
+// tensors whose release needs the GIL: joining them with the GIL held would never return.
+class GilRelease {
+ public:
+  GilRelease() {
+    if (Py_IsInitialized() && PyGILState_Check()) saved_ = PyEval_SaveThread();
+  }
+  ~GilRelease() {
+    if (saved_ != nullptr) PyEval_RestoreThread(saved_);
+  }
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+
+ private:
+  PyThreadState* saved_ = nullptr;
+};
 
 }  // namespace
 
@@ -74,6 +93,7 @@ ProcessGroupStrata::~ProcessGroupStrata() {
 }
 
 void ProcessGroupStrata::shutdown(bool collective) {
+  GilRelease unlocked;
   completer_.stop();
   up_.worker.stop();
   down_.worker.stop();
