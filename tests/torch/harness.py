@@ -9,6 +9,7 @@ import faulthandler
 import os
 import re
 import sys
+import warnings
 
 SKIP = 77
 # "strata" (the default, what ctest runs) or "gloo": the world group's backend.
@@ -36,6 +37,9 @@ def start(watchdog_s, timeout=None):
     # exit=True: _exit(1) after dumping every thread's stack, so a hang never outlives ctest's
     # TIMEOUT silently and mpiexec tears the other ranks down.
     faulthandler.dump_traceback_later(watchdog_s, exit=True)
+    # The underscore calls and all_reduce_coalesced are what the issue names; torch 1.13 warns
+    # on every call that they will be deprecated.
+    warnings.filterwarnings("ignore", category=UserWarning, message=".*deprecated")
     import datetime
     import torch.distributed as dist
     if timeout is None:
@@ -111,14 +115,23 @@ class Checker:
             return False
         return True
 
-    def finish(self):
-        """Prints the summary and exits: 0 when every check on this rank passed."""
+    def finish(self, destroy=True):
+        """Prints the summary and exits: 0 when every check on this rank passed. destroy=False
+        where the group is broken (after an error a collective may hang)."""
         import torch.distributed as dist
         if self.rank == 0:
             for n in sorted(self.notes):
                 print(f"note: {n}", flush=True)
         print(f"rank {self.rank}: {self.checks} checks, {self.failures} failures "
               f"(backend {BACKEND})", flush=True)
-        dist.destroy_process_group()
+        if destroy:
+            dist.destroy_process_group()
         faulthandler.cancel_dump_traceback_later()
-        sys.exit(1 if self.failures else 0)
+        code = 1 if self.failures else 0
+        if not destroy and BACKEND == "gloo":
+            # Gloo 1.13 aborts at exit with a broken group ("terminate called without an
+            # active exception"). Strata must exit normally: it finalizes MPI at exit, and
+            # mpiexec fails a job whose ranks skip that.
+            sys.stdout.flush()
+            os._exit(code)
+        sys.exit(code)

@@ -12,7 +12,6 @@ the reference is compared, and a note says so.
     mpiexec --oversubscribe -n 4 /usr/bin/python3 tests/torch/test_ops.py
 """
 import time
-import warnings
 
 import harness
 
@@ -21,9 +20,6 @@ rank, size = harness.start(watchdog_s=110)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-# The underscore calls and all_reduce_coalesced are what the issue names; torch 1.13 warns
-# that they will be deprecated on every call.
-warnings.filterwarnings("ignore", category=UserWarning, message=".*deprecated")
 gloo = dist.new_group(backend="gloo")
 ck = harness.Checker(rank)
 R = dist.ReduceOp
