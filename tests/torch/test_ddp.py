@@ -137,10 +137,12 @@ for name, hook, state in (("no hook", None, None), ("fused_hook", fused, fused_s
 start = flat(fresh())
 gloo_update = flat(train_ddp(gloo, integer=False)) - start
 update = flat(train_ddp(None, fp16, fp16_state, integer=False)) - start
-worst = (update - gloo_update).abs().max().item()
-ck.check(worst <= 0.01 * gloo_update.abs().max().item(),
-         f"fp16_slow_links_hook: updates differ from Gloo's by up to {worst:.3g}, "
-         f"Gloo's largest is {gloo_update.abs().max().item():.3g}")
+worst, largest = (update - gloo_update).abs().max().item(), gloo_update.abs().max().item()
+ck.check(worst <= 0.01 * largest, f"fp16_slow_links_hook: updates differ from Gloo's by up to "
+         f"{worst:.3g}, Gloo's largest is {largest:.3g}")
+if rank == 0:  # 0 on one host; fp16's rounding on the inter-host stage across hosts
+    print(f"fp16_slow_links_hook: updates within {worst:.3g} of Gloo's (largest {largest:.3g})",
+          flush=True)
 
 before = global_loss(fresh())
 model = train_ddp(None, csc, csc_state, steps=8)
