@@ -125,6 +125,8 @@ class Checker:
         print(f"rank {self.rank}: {self.checks} checks, {self.failures} failures "
               f"(backend {BACKEND})", flush=True)
         if destroy:
+            # 20 s for the teardown: a hang here shows destroy_process_group in the traceback.
+            faulthandler.dump_traceback_later(20, exit=True)
             dist.destroy_process_group()
         faulthandler.cancel_dump_traceback_later()
         code = 1 if self.failures else 0

@@ -1,5 +1,6 @@
 """Asynchrony of the strata backend: a Work completes while Python keeps computing, without
-wait() ever being called, and futures run their callbacks.
+wait() ever being called, futures run their callbacks, and calls nobody waits for do not stop
+destroy_process_group.
 
 Rank 0 joins a large allreduce 2 s late. Every other rank's all_reduce(async_op=True) must
 return at once (a backend that runs the collective on the calling thread blocks here until
@@ -79,6 +80,15 @@ def futures():
         ck.equal(x, torch.full_like(x, expect), f"call {k} of 5 in flight together")
 
 
+def fire_and_forget():
+    """Calls whose Work and tensor Python drops at once, then destroy_process_group (in
+    finish()): the backend's thread then holds the last reference to tensors whose Python
+    objects it must free, which needs the GIL, while the destroying thread holds the GIL."""
+    for _ in range(64):
+        dist.all_reduce(torch.ones(1 << 14), async_op=True)
+
+
 poll_while_computing()
 futures()
+fire_and_forget()
 ck.finish()
