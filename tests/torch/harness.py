@@ -1,0 +1,139 @@
+"""Shared setup of the torch backend tests (tests/torch/test_*.py), run under mpiexec.
+
+Every test file starts with `harness.start(watchdog_s)`: it skips (exit 77, ctest's
+SKIP_RETURN_CODE) when torch is missing, arms a watchdog so that a hang becomes a failure with
+every thread's traceback, and initialises torch.distributed with the strata backend (or with
+Gloo when STRATA_TORCH_TEST_BACKEND=gloo, which proves the harness itself without strata).
+"""
+import faulthandler
+import os
+import re
+import sys
+import warnings
+
+SKIP = 77
+# "strata" (the default, what ctest runs) or "gloo": the world group's backend.
+BACKEND = os.environ.get("STRATA_TORCH_TEST_BACKEND", "strata")
+
+
+def skip(reason):
+    print(f"SKIP: {reason}", flush=True)
+    sys.exit(SKIP)
+
+
+def require_torch():
+    try:
+        import torch  # noqa: F401
+        import torch.distributed as dist
+    except ImportError as e:
+        skip(f"torch is not importable by {sys.executable}: {e}")
+    if not dist.is_available() or not dist.is_gloo_available():
+        skip("this torch has no torch.distributed with Gloo (the reference backend)")
+
+
+def start(watchdog_s, timeout=None):
+    """Skip without torch, arm the watchdog, init the world group; returns (rank, size)."""
+    require_torch()
+    # exit=True: _exit(1) after dumping every thread's stack, so a hang never outlives ctest's
+    # TIMEOUT silently and mpiexec tears the other ranks down.
+    faulthandler.dump_traceback_later(watchdog_s, exit=True)
+    # The underscore calls and all_reduce_coalesced are what the issue names; torch 1.13 warns
+    # on every call that they will be deprecated.
+    warnings.filterwarnings("ignore", category=UserWarning, message=".*deprecated")
+    import datetime
+    import torch.distributed as dist
+    if timeout is None:
+        timeout = datetime.timedelta(seconds=60)
+    if BACKEND == "strata":
+        try:
+            import strata_torch
+        except ImportError as e:
+            # Built but not importable is a failure, not a skip: ctest sets PYTHONPATH to the
+            # build's package folder.
+            print(f"FAIL: import strata_torch: {e} (PYTHONPATH={os.environ.get('PYTHONPATH')})",
+                  flush=True)
+            sys.exit(1)
+        strata_torch.init(timeout=timeout)
+    elif BACKEND == "gloo":
+        rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+        size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
+        # A file store in the job's session folder: fresh per mpiexec and shared by its ranks
+        # (all on this host), so no port has to be agreed on.
+        store = os.path.join(os.environ["OMPI_MCA_orte_jobfam_session_dir"], "torch_store")
+        dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
+                                world_size=size, timeout=timeout)
+    else:
+        raise SystemExit(f"STRATA_TORCH_TEST_BACKEND={BACKEND}: expected strata or gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def unsupported(err):
+    """True for an error that says an operation or type is not supported (a clear refusal)."""
+    return re.search(r"not supported|does not support|no support|unsupported|invalid scalar type|cannot use",
+                     str(err), re.IGNORECASE) is not None
+
+
+class Checker:
+    """Records failures instead of raising, so that every rank keeps calling the same
+    collectives in the same order and the job ends with a summary rather than a hang."""
+
+    def __init__(self, rank):
+        self.rank = rank
+        self.failures = 0
+        self.checks = 0
+        self.notes = set()
+
+    def fail(self, what):
+        self.failures += 1
+        if self.failures <= 30:
+            print(f"FAIL rank {self.rank}: {what}", flush=True)
+
+    def check(self, cond, what):
+        self.checks += 1
+        if not cond:
+            self.fail(what)
+        return cond
+
+    def note(self, text):
+        """Something the test could not compare (e.g. Gloo lacks an op); reported once."""
+        self.notes.add(text)
+
+    def equal(self, actual, expected, what, rtol=0.0):
+        """Element by element; exact unless rtol is given (relative to the expected value)."""
+        self.checks += 1
+        if actual.shape != expected.shape or actual.dtype != expected.dtype:
+            self.fail(f"{what}: got {actual.dtype}{list(actual.shape)}, "
+                      f"expected {expected.dtype}{list(expected.shape)}")
+            return False
+        a, e = actual.double().flatten(), expected.double().flatten()
+        bad = (a - e).abs() > rtol * e.abs() if rtol else a != e
+        bad |= a.isnan() != e.isnan()
+        if bad.any():
+            i = int(bad.nonzero()[0])
+            self.fail(f"{what}: {int(bad.sum())} of {a.numel()} elements differ, first at "
+                      f"{i}: got {a[i].item()}, expected {e[i].item()}")
+            return False
+        return True
+
+    def finish(self, destroy=True):
+        """Prints the summary and exits: 0 when every check on this rank passed. destroy=False
+        where the group is broken (after an error a collective may hang)."""
+        import torch.distributed as dist
+        if self.rank == 0:
+            for n in sorted(self.notes):
+                print(f"note: {n}", flush=True)
+        print(f"rank {self.rank}: {self.checks} checks, {self.failures} failures "
+              f"(backend {BACKEND})", flush=True)
+        if destroy:
+            # 20 s for the teardown: a hang here shows destroy_process_group in the traceback.
+            faulthandler.dump_traceback_later(20, exit=True)
+            dist.destroy_process_group()
+        faulthandler.cancel_dump_traceback_later()
+        code = 1 if self.failures else 0
+        if not destroy and BACKEND == "gloo":
+            # Gloo 1.13 aborts at exit with a broken group ("terminate called without an
+            # active exception"). Strata must exit normally: it finalizes MPI at exit, and
+            # mpiexec fails a job whose ranks skip that.
+            sys.stdout.flush()
+            os._exit(code)
+        sys.exit(code)

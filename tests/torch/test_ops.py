@@ -1,0 +1,296 @@
+"""Every operation of the strata backend against a local reference and against Gloo, on the
+same inputs in the same job: the world group runs strata, a second group over the same ranks
+runs Gloo. Every dtype strata has, sizes 0, 1, a prime and one above 64 Ki elements.
+
+Each rank derives every rank's inputs from (rank, size, seed), so the reference is computed
+locally in float64 from all of them. Inputs are small integers: sums, products, minima and
+maxima are exact in every dtype whatever the order of reduction, so results are compared
+element by element without tolerance (AVG, which divides, is the one exception). Where Gloo
+lacks an operation or a dtype (bfloat16, reduce_scatter, _all_gather_base in torch 1.13) only
+the reference is compared, and a note says so.
+
+    mpiexec --oversubscribe -n 4 /usr/bin/python3 tests/torch/test_ops.py
+"""
+import time
+
+import harness
+
+rank, size = harness.start(watchdog_s=110)
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+gloo = dist.new_group(backend="gloo")
+ck = harness.Checker(rank)
+R = dist.ReduceOp
+DTYPES = [torch.int8, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
+          torch.float32, torch.float64]
+FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+SIZES = [0, 1, 1021, 65537]
+OPS = {"sum": R.SUM, "product": R.PRODUCT, "min": R.MIN, "max": R.MAX}
+# AVG divides by the size: compared within a few units in the last place of the dtype.
+AVG_RTOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-6,
+            torch.float64: 1e-14}
+
+
+def inputs(r, n, dtype, seed=0, op="sum"):
+    """Rank r's input: |sum| <= 40 over 4 ranks (int8-safe), products within +-16 (or 81 for
+    uint8), integers that every dtype, bfloat16 included, holds exactly."""
+    i = torch.arange(n, dtype=torch.int64)
+    if op == "product":
+        table = [1, 2, 3] if dtype == torch.uint8 else [-2, -1, 1, 2]
+        v = torch.tensor(table)[(i * 3 + r + seed) % len(table)]
+    else:
+        v = (i * 7 + r * 13 + seed * 5 + 3) % 21
+        if dtype != torch.uint8:
+            v = v - 10
+    return v.to(dtype)
+
+
+def reduced(ranks, n, dtype, seed=0, op="sum"):
+    """The reduction over `ranks` of their inputs, computed in float64 and cast to dtype."""
+    x = torch.stack([inputs(r, n, dtype, seed, op).double() for r in ranks])
+    if op == "sum":
+        return x.sum(0).to(dtype)
+    if op == "product":
+        return x.prod(0).to(dtype)
+    if op == "min":
+        return x.min(0).values.to(dtype)
+    if op == "max":
+        return x.max(0).values.to(dtype)
+    return (x.sum(0) / len(ranks)).to(dtype)  # avg
+
+
+def lacks(label, err):
+    """A note naming the operation, and the dtype where the refusal is about the dtype."""
+    words, first = label.split(), str(err).splitlines()[0][:80]
+    dtype = [w for w in words if w.startswith("torch.")]
+    what = words[0] + (f" ({dtype[0]})" if "scalar type" in first and dtype else "")
+    return f"gloo lacks {what}: {first}"
+
+
+def both(label, fn, expect, rtol=0.0, gloo_too=True):
+    """Runs fn(group) on the world group (strata) then on Gloo's; each result must equal
+    `expect`. fn returns the tensor to compare, or None where this rank has nothing to check.
+    A "not supported" error is a note on Gloo's side and a failure on strata's. gloo_too=False
+    where Gloo itself cannot take the call (it crashes)."""
+    groups = [(harness.BACKEND, None), ("gloo-ref", gloo)]
+    if not gloo_too:  # (with STRATA_TORCH_TEST_BACKEND=gloo the world group is Gloo's too)
+        groups = [] if harness.BACKEND == "gloo" else groups[:1]
+    for name, group in groups:
+        try:
+            got = fn(group)
+        except RuntimeError as e:
+            if (name == "gloo-ref" or harness.BACKEND == "gloo") and harness.unsupported(e):
+                ck.note(lacks(label, e))
+            else:
+                ck.fail(f"{name} {label}: raised {e}")
+            continue
+        if got is not None:
+            ck.equal(got, expect, f"{name} {label}", rtol)
+
+
+def filler(n, dtype):
+    """What an output holds before the call: a value no result here can be."""
+    return torch.full((n,), 99, dtype=dtype)
+
+
+def test_all_reduce(dt, n):
+    for name, op in OPS.items():
+        def fn(g, name=name, op=op):
+            t = inputs(rank, n, dt, op=name)
+            dist.all_reduce(t, op=op, group=g)
+            return t
+        both(f"all_reduce {name} {dt} n={n}", fn, reduced(range(size), n, dt, op=name))
+    if dt in FLOATS:
+        def avg(g):
+            t = inputs(rank, n, dt)
+            dist.all_reduce(t, op=R.AVG, group=g)
+            return t
+        both(f"all_reduce avg {dt} n={n}", avg, reduced(range(size), n, dt, op="avg"),
+             AVG_RTOL[dt])
+
+
+def test_rooted(dt, n):
+    for root in range(size):
+        def bcast(g, root=root):
+            t = inputs(rank, n, dt, seed=1)  # differs per rank: only the root's may survive
+            dist.broadcast(t, src=root, group=g)
+            return t
+        both(f"broadcast root={root} {dt} n={n}", bcast, inputs(root, n, dt, seed=1))
+        # Every op from the last root, sum from every root; only the root's buffer is defined.
+        for name in OPS if root == size - 1 else ["sum"]:
+            def red(g, root=root, name=name):
+                t = inputs(rank, n, dt, op=name)
+                dist.reduce(t, dst=root, op=OPS[name], group=g)
+                return t if rank == root else None
+            both(f"reduce {name} root={root} {dt} n={n}", red,
+                 reduced(range(size), n, dt, op=name))
+
+
+def test_gathers(dt, n):
+    # Gloo 1.13 dies of SIGFPE (a division by the element count) gathering 0 elements.
+    gloo_too = n > 0
+    if not gloo_too:
+        ck.note("gloo-ref skipped for gathers of 0 elements (Gloo 1.13 dies of SIGFPE)")
+    everyone = torch.cat([inputs(r, n, dt) for r in range(size)])
+
+    def gather(g):
+        out = [filler(n, dt) for _ in range(size)]
+        dist.all_gather(out, inputs(rank, n, dt), group=g)
+        return torch.cat(out)
+    both(f"all_gather {dt} n={n}", gather, everyone, gloo_too=gloo_too)
+
+    def gather_base(g):
+        out = filler(size * n, dt)
+        dist._all_gather_base(out, inputs(rank, n, dt), group=g)
+        return out
+    both(f"_all_gather_base {dt} n={n}", gather_base, everyone, gloo_too=gloo_too)
+
+    # Rank j's share is block j of every rank's input; block j of rank r is inputs(r, seed=j).
+    for name in ["sum", "max"]:
+        mine = reduced(range(size), n, dt, seed=rank, op=name)
+
+        def scatter(g, name=name):
+            out = filler(n, dt)
+            dist.reduce_scatter(out, [inputs(rank, n, dt, seed=j, op=name) for j in range(size)],
+                                op=OPS[name], group=g)
+            return out
+        both(f"reduce_scatter {name} {dt} n={n}", scatter, mine, gloo_too=gloo_too)
+
+        def scatter_base(g, name=name):
+            out = filler(n, dt)
+            inp = torch.cat([inputs(rank, n, dt, seed=j, op=name) for j in range(size)])
+            dist._reduce_scatter_base(out, inp, op=OPS[name], group=g)
+            return out
+        both(f"_reduce_scatter_base {name} {dt} n={n}", scatter_base, mine,
+             gloo_too=gloo_too)
+
+
+def test_coalesced(dt):
+    shapes = [1021, 1, 0, 7]
+
+    def fn(g):
+        ts = [inputs(rank, n, dt, seed=k) for k, n in enumerate(shapes)]
+        dist.all_reduce_coalesced(ts, op=R.SUM, group=g)
+        return torch.cat(ts)
+    both(f"all_reduce_coalesced {dt}", fn,
+         torch.cat([reduced(range(size), n, dt, seed=k) for k, n in enumerate(shapes)]))
+
+
+def test_alltoall(dt, n):
+    """Block j of rank r's input goes to rank j: rank r receives inputs(j, seed=r) from j.
+    Either correct, or refused with "not supported" (the issue allows it)."""
+    expect = torch.cat([inputs(j, n, dt, seed=rank) for j in range(size)])
+    for name, group in ((harness.BACKEND, None), ("gloo-ref", gloo)):
+        for variant in ["all_to_all_single", "all_to_all"]:
+            blocks = [inputs(rank, n, dt, seed=j) for j in range(size)]
+            try:
+                if variant == "all_to_all_single":
+                    out = filler(size * n, dt)
+                    dist.all_to_all_single(out, torch.cat(blocks), group=group)
+                else:
+                    outs = [filler(n, dt) for _ in range(size)]
+                    dist.all_to_all(outs, blocks, group=group)
+                    out = torch.cat(outs)
+            except RuntimeError as e:
+                ck.check(harness.unsupported(e), f"{name} {variant}: unclear error: {e}")
+                ck.note(f"{name} refuses {variant}" + (f" ({dt})" if "scalar type" in str(e) else "")
+                        + f": {str(e).splitlines()[0][:80]}")
+                continue
+            ck.equal(out, expect, f"{name} {variant} {dt} n={n}")
+
+
+def test_send_recv(dt, n):
+    """A ring: rank r sends to r+1 and receives from r-1. Even ranks send first, odd ranks
+    receive first (blocking), then the same with isend/irecv posted together."""
+    if size == 1:
+        return
+    nxt, prv = (rank + 1) % size, (rank - 1) % size
+    for name, group in ((harness.BACKEND, None), ("gloo-ref", gloo)):
+        got = filler(n, dt)
+        mine = inputs(rank, n, dt, seed=3)
+        if rank % 2 == 0:
+            dist.send(mine, nxt, group=group)
+            dist.recv(got, prv, group=group)
+        else:
+            dist.recv(got, prv, group=group)
+            dist.send(mine, nxt, group=group)
+        ck.equal(got, inputs(prv, n, dt, seed=3), f"{name} send/recv ring {dt} n={n}")
+        got = filler(n, dt)
+        works = [dist.irecv(got, prv, group=group), dist.isend(mine, nxt, group=group)]
+        for w in works:
+            w.wait()
+        ck.equal(got, inputs(prv, n, dt, seed=3), f"{name} isend/irecv ring {dt} n={n}")
+
+
+def test_barrier():
+    """Rank 0 arrives 0.5 s late: nobody may leave the barrier before it arrives."""
+    for name, group in ((harness.BACKEND, None), ("gloo-ref", gloo)):
+        dist.barrier(group=group)
+        start = time.monotonic()
+        if rank == 0:
+            time.sleep(0.5)
+        dist.barrier(group=group)
+        waited = time.monotonic() - start
+        # The first barrier may release ranks a little apart; 0.3 s leaves room for that.
+        ck.check(rank == 0 or waited > 0.3,
+                 f"{name} barrier: rank {rank} left after {waited:.3f} s, rank 0 slept 0.5 s")
+
+
+def test_non_contiguous():
+    """A transposed view: either the right result in the view (so in its base), or an error
+    that says the tensor must be contiguous."""
+    dt = torch.float32
+    for name, group in ((harness.BACKEND, None), ("gloo-ref", gloo)):
+        cases = {
+            "all_reduce": (lambda v: dist.all_reduce(v, group=group),
+                           reduced(range(size), 24, dt).reshape(4, 6).t()),
+            "broadcast": (lambda v: dist.broadcast(v, src=size - 1, group=group),
+                          inputs(size - 1, 24, dt).reshape(4, 6).t()),
+        }
+        for op, (call, expect) in cases.items():
+            view = inputs(rank, 24, dt).reshape(4, 6).t()
+            try:
+                call(view)
+            except RuntimeError as e:
+                ck.check("contiguous" in str(e).lower(),
+                         f"{name} {op} on a transposed view: unclear error: {e}")
+                ck.note(f"{name} refuses non-contiguous {op}: {str(e).splitlines()[0][:80]}")
+                continue
+            ck.equal(view.contiguous(), expect.contiguous(), f"{name} {op} on a transposed view")
+
+
+def test_subgroup():
+    """A group of ranks 1..size-1 (default backend, so strata): collectives use group ranks,
+    src is a global rank. Every rank calls new_group; only members call the collectives."""
+    if size < 2:
+        return
+    members = list(range(1, size))
+    sub = dist.new_group(ranks=members)
+    if rank not in members:
+        return
+    t = inputs(rank, 1021, torch.float32)
+    dist.all_reduce(t, group=sub)
+    ck.equal(t, reduced(members, 1021, torch.float32), "all_reduce on ranks 1..size-1")
+    t = inputs(rank, 1021, torch.int32, seed=1)
+    dist.broadcast(t, src=size - 1, group=sub)
+    ck.equal(t, inputs(size - 1, 1021, torch.int32, seed=1), "broadcast on ranks 1..size-1")
+
+
+started = time.monotonic()
+for dt in DTYPES:
+    for n in SIZES:
+        test_all_reduce(dt, n)
+        test_rooted(dt, n)
+        test_gathers(dt, n)
+        test_send_recv(dt, n)
+    test_coalesced(dt)
+    test_alltoall(dt, 1021)
+test_alltoall(torch.float32, 0)
+test_barrier()
+test_non_contiguous()
+test_subgroup()
+if rank == 0:
+    print(f"{size} ranks: {time.monotonic() - started:.1f} s", flush=True)
+ck.finish()
