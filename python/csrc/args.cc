@@ -84,4 +84,9 @@ at::Tensor contiguousBuffer(const at::Tensor& t) {
   return t.is_contiguous() ? t : t.contiguous();
 }
 
+std::function<void()> copyBack(const at::Tensor& t, const at::Tensor& buffer) {
+  if (t.is_same(buffer)) return {};
+  return [t, buffer]() mutable { t.copy_(buffer.view_as(t)); };
+}
+
 }  // namespace strata::torch_backend

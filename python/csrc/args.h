@@ -3,6 +3,7 @@
 // what to do instead.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ void checkSameShape(const std::vector<at::Tensor>& list, const at::Tensor& ref, 
 void checkRank(int64_t rank, int size, const char* op, const char* what);
 
 // The buffer strata works on for `t`: `t` itself when contiguous, else a contiguous copy (the
-// caller copies the result back).
+// caller copies the result back, with copyBack).
 at::Tensor contiguousBuffer(const at::Tensor& t);
+// What completes a call on `buffer` (from contiguousBuffer(t)): copying it into `t` when it is
+// a copy; empty when it is `t` itself.
+std::function<void()> copyBack(const at::Tensor& t, const at::Tensor& buffer);
 
 }  // namespace strata::torch_backend

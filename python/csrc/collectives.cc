@@ -14,12 +14,6 @@ using Work = c10::intrusive_ptr<c10d::Work>;
 
 size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
 
-// Copies `buffer` back into `t` when it is a copy (t was not contiguous).
-std::function<void()> copyBack(const at::Tensor& t, const at::Tensor& buffer) {
-  if (t.is_same(buffer)) return {};
-  return [t, buffer]() mutable { t.copy_(buffer.view_as(t)); };
-}
-
 }  // namespace
 
 Work ProcessGroupStrata::allreduce(std::vector<at::Tensor>& tensors,

@@ -51,9 +51,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::allreduceCompressed(at::Tenso
     TORCH_CHECK(r == strataSuccess, "strata: allreduce_compressed failed: ",
                 strataMessage(comm, r));
   }
-  std::function<void()> after;
-  if (!t.is_same(buf)) after = [t, buf]() mutable { t.copy_(buf.view_as(t)); };
-  completeWhenDone(work, "allreduce_compressed", {req}, after);
+  completeWhenDone(work, "allreduce_compressed", {req}, copyBack(t, buf));
   return work;
 }
 

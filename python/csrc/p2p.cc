@@ -62,12 +62,10 @@ Work ProcessGroupStrata::recv(std::vector<at::Tensor>& tensors, int srcRank, int
                                               std::vector<at::Tensor>{buf});
   // The sender's lane: a send to a higher rank travels on the lane of receives from below.
   Lane& lane = srcRank < rank_ ? up_ : down_;
-  std::function<void()> after;
-  if (!t.is_same(buf)) after = [t, buf]() mutable { t.copy_(buf.view_as(t)); };
   return onLane(lane, work, "recv", [buf, type, srcRank](strataComm_t comm) {
     return strataRecv(buf.data_ptr(), static_cast<size_t>(buf.numel()), type, srcRank, comm,
                       nullptr);
-  }, after);
+  }, copyBack(t, buf));
 }
 
 Work ProcessGroupStrata::alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -89,8 +87,7 @@ Work ProcessGroupStrata::alltoall_base(at::Tensor& output, at::Tensor& input,
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLTOALL_BASE,
                                               "alltoall_base", std::vector<at::Tensor>{output},
                                               std::vector<at::Tensor>{in, out});
-  std::function<void()> after;
-  if (!output.is_same(out)) after = [output, out]() mutable { output.copy_(out.view_as(output)); };
+  std::function<void()> after = copyBack(output, out);
   const int me = rank_, size = size_;
   const size_t elem = input.element_size();
   // Every pair's send and receive posted together in one strata group: no order deadlocks.
