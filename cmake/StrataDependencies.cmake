@@ -38,14 +38,20 @@ if(STRATA_HAVE_CUDA)
     set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
   endif()
   enable_language(CUDA)
-  add_library(strata_nccl SHARED IMPORTED)
-  set_target_properties(strata_nccl PROPERTIES IMPORTED_LOCATION ${NCCL_LIBRARY}
-    INTERFACE_INCLUDE_DIRECTORIES ${NCCL_INCLUDE_DIR})
-  # The CUDA runtime is linked statically (no libcudart.so to find at run time); libnccl.so is
-  # found through the RPATH of its directory, in the build tree and once installed.
-  set(STRATA_GPU_LIBRARIES CUDA::cudart_static strata_nccl)
+  # NCCL's header only: the library is loaded at run time (src/fabrics/nccl/nccl_lib.h), so
+  # libstrata.so does not need NCCL to load, and strata's NCCL drop-in never binds to itself.
+  # The library found here is the first place the loader looks (after STRATA_NCCL_REAL_LIB).
+  add_library(strata_nccl INTERFACE)
+  target_include_directories(strata_nccl INTERFACE ${NCCL_INCLUDE_DIR})
   get_filename_component(STRATA_NCCL_LIBDIR ${NCCL_LIBRARY} DIRECTORY)
-  list(APPEND CMAKE_INSTALL_RPATH ${STRATA_NCCL_LIBDIR})
+  set(STRATA_NCCL_BUILD_LIBRARY ${NCCL_LIBRARY})
+  if(EXISTS ${STRATA_NCCL_LIBDIR}/libnccl.so.2)
+    set(STRATA_NCCL_BUILD_LIBRARY ${STRATA_NCCL_LIBDIR}/libnccl.so.2)
+  endif()
+  target_compile_definitions(strata_nccl INTERFACE
+    STRATA_NCCL_BUILD_LIBRARY="${STRATA_NCCL_BUILD_LIBRARY}")
+  # The CUDA runtime is linked statically (no libcudart.so to find at run time).
+  set(STRATA_GPU_LIBRARIES CUDA::cudart_static strata_nccl)
   message(STATUS "strata: CUDA ${CUDAToolkit_VERSION} and NCCL (${NCCL_LIBRARY}) found; "
                  "device code for ${CMAKE_CUDA_ARCHITECTURES}")
 else()

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/status.h"
+#include "fabrics/nccl/nccl_lib.h"
 
 namespace strata::fabric {
 
@@ -32,12 +33,13 @@ inline Code ncclCode(ncclResult_t rc) {
 // exists); NCCL's last-error text then is that of the calling thread.
 inline Status ncclFailure(const char* call, ncclResult_t rc, ncclComm_t comm, const char* file,
                           int line) {
-  const char* last = ncclGetLastError(comm);
+  const nccl_lib::Api* nccl = nccl_lib::loaded();  // loaded: a call to it failed
+  const char* last = nccl != nullptr ? nccl->ncclGetLastError(comm) : nullptr;
+  const char* text = nccl != nullptr ? nccl->ncclGetErrorString(rc) : "NCCL error";
   const std::string detail =
       last != nullptr && last[0] != '\0' ? std::string(" (") + last + ")" : std::string();
-  STRATA_WARN(kSubsysFabric, "%s failed at %s:%d: %s%s", call, file, line, ncclGetErrorString(rc),
-              detail.c_str());
-  return Status(ncclCode(rc), std::string(call) + " failed: " + ncclGetErrorString(rc) + detail);
+  STRATA_WARN(kSubsysFabric, "%s failed at %s:%d: %s%s", call, file, line, text, detail.c_str());
+  return Status(ncclCode(rc), std::string(call) + " failed: " + text + detail);
 }
 
 // Ok for ncclSuccess; otherwise ncclFailure's Status.

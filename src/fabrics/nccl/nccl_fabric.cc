@@ -6,8 +6,10 @@
 #include "common/buffer.h"
 #include "common/cuda_check.h"
 #include "common/datatype.h"
+#include "common/env.h"
 #include "common/log.h"
 #include "fabrics/nccl/nccl_check.h"
+#include "fabrics/nccl/nccl_lib.h"
 
 namespace strata::fabric {
 namespace {
@@ -26,6 +28,9 @@ static_assert(int(strataSum) == int(ncclSum) && int(strataProd) == int(ncclProd)
                   int(strataAvg) == int(ncclAvg),
               "strataRedOp_t values must equal ncclRedOp_t's");
 
+// The real NCCL; loaded (createNcclFabric made sure) before any fabric exists.
+const nccl_lib::Api& nccl() { return *nccl_lib::loaded(); }
+
 ncclDataType_t toNccl(strataDataType_t t) { return static_cast<ncclDataType_t>(t); }
 ncclRedOp_t toNccl(strataRedOp_t op) { return static_cast<ncclRedOp_t>(op); }
 
@@ -41,18 +46,18 @@ class NcclFabric final : public Fabric {
     if (healthy_) {
       const cudaError_t synced = cudaStreamSynchronize(stream_);
       if (synced == cudaSuccess) {
-        const ncclResult_t rc = ncclCommDestroy(comm_);
+        const ncclResult_t rc = nccl().ncclCommDestroy(comm_);
         if (rc != ncclSuccess) {
-          STRATA_WARN(kSubsysFabric, "ncclCommDestroy failed: %s", ncclGetErrorString(rc));
+          STRATA_WARN(kSubsysFabric, "ncclCommDestroy failed: %s", nccl().ncclGetErrorString(rc));
         }
         return;
       }
       STRATA_WARN(kSubsysFabric, "nccl fabric: cudaStreamSynchronize failed at destruction: %s",
                   cudaGetErrorString(synced));
     }
-    const ncclResult_t rc = ncclCommAbort(comm_);
+    const ncclResult_t rc = nccl().ncclCommAbort(comm_);
     if (rc != ncclSuccess) {
-      STRATA_WARN(kSubsysFabric, "ncclCommAbort failed: %s", ncclGetErrorString(rc));
+      STRATA_WARN(kSubsysFabric, "ncclCommAbort failed: %s", nccl().ncclGetErrorString(rc));
     }
   }
 
@@ -73,7 +78,7 @@ class NcclFabric final : public Fabric {
       if (counts[0] == 0) return Status::ok();
       // NCCL is in place exactly when out == in + rank * count, which is strata's condition.
       return finish(STRATA_NCCL_STATUS(
-          ncclReduceScatter(in, out, counts[0], toNccl(type), toNccl(op), comm_, stream_), comm_));
+          nccl().ncclReduceScatter(in, out, counts[0], toNccl(type), toNccl(op), comm_, stream_), comm_));
     }
     // Uneven blocks. ncclReduceScatter takes one count for every member; Horovod, facing the
     // same problem, reduce-scatters the evenly divisible part and treats the remainder as a
@@ -82,7 +87,7 @@ class NcclFabric final : public Fabric {
     // Only root j writes its `out` (NCCL ignores recvbuff elsewhere). In place, root j's
     // recvbuff is its sendbuff, which ncclReduce allows; the other reduces read other blocks.
     return finish(grouped("ncclReduce", counts, [&](int j) {
-      return ncclReduce(at(in, displs[j], ts), out, counts[j], toNccl(type), toNccl(op), j, comm_,
+      return nccl().ncclReduce(at(in, displs[j], ts), out, counts[j], toNccl(type), toNccl(op), j, comm_,
                         stream_);
     }));
   }
@@ -94,12 +99,12 @@ class NcclFabric final : public Fabric {
       if (counts[0] == 0) return Status::ok();
       // In place exactly when in == out + rank * count, as for strata.
       return finish(STRATA_NCCL_STATUS(
-          ncclAllGather(in, out, counts[0], toNccl(type), comm_, stream_), comm_));
+          nccl().ncclAllGather(in, out, counts[0], toNccl(type), comm_, stream_), comm_));
     }
     // Uneven blocks: one broadcast per member from its own block (sendbuff is read on the root
     // only). In place, the root's sendbuff is its recvbuff, which ncclBroadcast allows.
     return finish(grouped("ncclBroadcast", counts, [&](int j) {
-      return ncclBroadcast(in, at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+      return nccl().ncclBroadcast(in, at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
     }));
   }
 
@@ -126,14 +131,14 @@ class NcclFabric final : public Fabric {
                    int root) override {
     if (count == 0) return Status::ok();
     return finish(STRATA_NCCL_STATUS(
-        ncclBroadcast(in, out, count, toNccl(type), root, comm_, stream_), comm_));
+        nccl().ncclBroadcast(in, out, count, toNccl(type), root, comm_, stream_), comm_));
   }
 
   Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
                 int root) override {
     if (count == 0) return Status::ok();
     return finish(STRATA_NCCL_STATUS(
-        ncclReduce(in, out, count, toNccl(type), toNccl(op), root, comm_, stream_), comm_));
+        nccl().ncclReduce(in, out, count, toNccl(type), toNccl(op), root, comm_, stream_), comm_));
   }
 
   // NCCL has no scatter or gather: point-to-point from (to) the root, in one NCCL group, the
@@ -144,13 +149,13 @@ class NcclFabric final : public Fabric {
     if (rank_ != root) {
       if (counts[rank_] == 0) return Status::ok();
       return finish(STRATA_NCCL_STATUS(
-          ncclRecv(out, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
+          nccl().ncclRecv(out, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
     }
     STRATA_RETURN_IF_ERROR(copyOwn(out, at(in, displs[root], ts), counts[root] * ts));
     return finish(grouped("ncclSend", counts, [&](int j) {
       return j == root
                  ? ncclSuccess
-                 : ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+                 : nccl().ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
     }));
   }
 
@@ -160,34 +165,34 @@ class NcclFabric final : public Fabric {
     if (rank_ != root) {
       if (counts[rank_] == 0) return Status::ok();
       return finish(STRATA_NCCL_STATUS(
-          ncclSend(in, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
+          nccl().ncclSend(in, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
     }
     STRATA_RETURN_IF_ERROR(copyOwn(at(out, displs[root], ts), in, counts[root] * ts));
     return finish(grouped("ncclRecv", counts, [&](int j) {
       return j == root
                  ? ncclSuccess
-                 : ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+                 : nccl().ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
     }));
   }
 
   Status exchange(const PeerOp* ops, size_t n) override {
     for (size_t i = 0; i < n;) {
-      STRATA_NCCL_CHECK(ncclGroupStart(), comm_);
+      STRATA_NCCL_CHECK(nccl().ncclGroupStart(), comm_);
       ncclResult_t failed = ncclSuccess;
       for (int k = 0; i < n && k < kMaxGroupOps && failed == ncclSuccess; ++i) {
         const PeerOp& op = ops[i];
         if (op.count == 0) continue;
         ++k;
-        failed = op.send ? ncclSend(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_)
-                         : ncclRecv(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_);
+        failed = op.send ? nccl().ncclSend(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_)
+                         : nccl().ncclRecv(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_);
       }
       if (failed != ncclSuccess) {
         Status st = ncclFailure("ncclSend/ncclRecv", failed, comm_, __FILE__, __LINE__);
-        (void)ncclGroupEnd();
+        (void)nccl().ncclGroupEnd();
         healthy_ = false;
         return st;
       }
-      STRATA_NCCL_CHECK(ncclGroupEnd(), comm_);
+      STRATA_NCCL_CHECK(nccl().ncclGroupEnd(), comm_);
     }
     return finish(Status::ok());
   }
@@ -207,7 +212,7 @@ class NcclFabric final : public Fabric {
                           strataRedOp_t op) {
     // In place when in == out; NCCL handles it.
     return STRATA_NCCL_STATUS(
-        ncclAllReduce(in, out, count, toNccl(type), toNccl(op), comm_, stream_), comm_);
+        nccl().ncclAllReduce(in, out, count, toNccl(type), toNccl(op), comm_, stream_), comm_);
   }
 
   // True when every block has the same count c and block j starts at j * c: the layout NCCL's
@@ -227,7 +232,7 @@ class NcclFabric final : public Fabric {
   Status grouped(const char* call, const size_t* counts, Issue issue) {
     int j = 0;
     while (j < size_) {
-      STRATA_NCCL_CHECK(ncclGroupStart(), comm_);
+      STRATA_NCCL_CHECK(nccl().ncclGroupStart(), comm_);
       ncclResult_t failed = ncclSuccess;
       for (int ops = 0; j < size_ && ops < kMaxGroupOps && failed == ncclSuccess; ++j) {
         if (counts[j] == 0) continue;
@@ -236,10 +241,10 @@ class NcclFabric final : public Fabric {
       }
       if (failed != ncclSuccess) {
         Status st = ncclFailure(call, failed, comm_, __FILE__, __LINE__);
-        (void)ncclGroupEnd();  // closes the group; its error is the one just logged
+        (void)nccl().ncclGroupEnd();  // closes the group; its error is the one just logged
         return st;
       }
-      STRATA_NCCL_CHECK(ncclGroupEnd(), comm_);
+      STRATA_NCCL_CHECK(nccl().ncclGroupEnd(), comm_);
     }
     return Status::ok();
   }
@@ -256,7 +261,7 @@ class NcclFabric final : public Fabric {
   Status complete() {
     STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     ncclResult_t async = ncclSuccess;
-    STRATA_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async), comm_);
+    STRATA_NCCL_CHECK(nccl().ncclCommGetAsyncError(comm_, &async), comm_);
     if (async != ncclSuccess) {
       return ncclFailure("nccl communicator (asynchronous error)", async, comm_, __FILE__,
                          __LINE__);
@@ -292,10 +297,17 @@ FabricTraits ncclTraits() {
 StatusOr<std::unique_ptr<Fabric>> createNcclFabric(boot::Bootstrap& group, Fabric*,
                                                    const FabricOptions& options) {
   const int rank = group.rank(), size = group.size();
+  // Every member loads NCCL, and all agree on whether it worked before any of them calls it.
+  std::string why;
+  const std::string preferred = env::getString("STRATA_NCCL_REAL_LIB");
+  const bool found = nccl_lib::load(preferred.c_str(), &why) != nullptr;
+  STRATA_RETURN_IF_ERROR(boot::agree(
+      group, found ? Status::ok() : Status(Code::kSystemError, "nccl fabric: " + why)));
+  if (rank == 0) STRATA_INFO(kSubsysFabric, "nccl fabric: NCCL from %s", nccl().path.c_str());
   UniqueIdMessage boot{};
   Status made = Status::ok();
   if (rank == 0) {
-    made = STRATA_NCCL_STATUS(ncclGetUniqueId(&boot.id), nullptr);
+    made = STRATA_NCCL_STATUS(nccl().ncclGetUniqueId(&boot.id), nullptr);
     boot.ok = made.isOk() ? 1 : 0;
   }
   STRATA_RETURN_IF_ERROR(group.broadcast(&boot, sizeof(boot), 0));
@@ -307,13 +319,13 @@ StatusOr<std::unique_ptr<Fabric>> createNcclFabric(boot::Bootstrap& group, Fabri
   }
 
   ncclComm_t comm = nullptr;
-  const Status init = STRATA_NCCL_STATUS(ncclCommInitRank(&comm, size, boot.id, rank), nullptr);
+  const Status init = STRATA_NCCL_STATUS(nccl().ncclCommInitRank(&comm, size, boot.id, rank), nullptr);
   // Every member's init must have worked, or none keeps its communicator: the fabric is used
   // collectively, so a member without one would leave the others waiting in their first call.
   // NCCL frees a communicator whose init failed; only the successful ones need aborting.
   const Status all = boot::agree(group, init);
   if (!all.isOk()) {
-    if (init.isOk()) (void)ncclCommAbort(comm);
+    if (init.isOk()) (void)nccl().ncclCommAbort(comm);
     return all;
   }
   STRATA_INFO(kSubsysFabric, "nccl fabric: member %d of %d ready", rank, size);

@@ -1,0 +1,150 @@
+// The drop-in's shared pieces: STRATA_NCCL_FALLBACK, the real NCCL, errors and logging, MPI.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#include "dropin.h"
+
+namespace strata::nccl_dropin {
+namespace {
+
+thread_local std::string tLastError;
+
+struct Fallback {
+  bool coll[6] = {};
+  bool any = false;
+};
+
+const Fallback& fallback() {
+  static const Fallback f = [] {
+    Fallback out;
+    const char* v = std::getenv("STRATA_NCCL_FALLBACK");
+    const std::string text = v != nullptr ? v : "";
+    if (text.empty() || text == "none") return out;
+    static const char* const kNames[] = {"allreduce", "reducescatter", "allgather",
+                                         "broadcast", "reduce",        "sendrecv"};
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      bool known = false;
+      for (int i = 0; i < 6; ++i) {
+        if (item == "all" || item == kNames[i]) {
+          out.coll[i] = true;
+          known = true;
+        }
+      }
+      if (!known) {
+        std::fprintf(stderr,
+                     "strata NCCL drop-in: STRATA_NCCL_FALLBACK=%s: unknown collective \"%s\" "
+                     "(all, none, allreduce, reducescatter, allgather, broadcast, reduce, "
+                     "sendrecv); nothing is forwarded\n",
+                     text.c_str(), item.c_str());
+        return Fallback();
+      }
+    }
+    for (bool c : out.coll) out.any = out.any || c;
+    return out;
+  }();
+  return f;
+}
+
+}  // namespace
+
+bool fallbackFor(Coll c) { return fallback().coll[static_cast<int>(c)]; }
+bool anyFallback() { return fallback().any; }
+
+const nccl_lib::Api* realNccl(std::string* why) {
+  return nccl_lib::load(std::getenv("STRATA_NCCL_REAL_LIB"), why);
+}
+
+ncclResult_t fail(ncclResult_t code, const std::string& msg) {
+  tLastError = msg;
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  std::fprintf(stderr, "%s:%d:%d NCCL WARN strata: %s\n", host, getpid(), gettid(), msg.c_str());
+  return code;
+}
+
+ncclResult_t fromStrata(strataResult_t r, strataComm_t comm, const char* fn) {
+  if (r == strataSuccess) return ncclSuccess;
+  const char* last = strataGetLastError(comm);
+  if (last == nullptr || last[0] == '\0') last = strataGetLastError(nullptr);
+  tLastError = std::string(fn) + ": " + (last != nullptr ? last : strataGetErrorString(r));
+  return static_cast<ncclResult_t>(r);  // the values are NCCL's
+}
+
+const char* lastError() { return tLastError.c_str(); }
+
+bool infoEnabled() {
+  const char* v = std::getenv("STRATA_DEBUG");
+  if (v == nullptr) v = std::getenv("NCCL_DEBUG");
+  if (v == nullptr) return false;
+  const std::string level = v;
+  return level == "INFO" || level == "TRACE";
+}
+
+void announce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // strata reads its variables when it first needs them, which is after this.
+    const char* debug = std::getenv("NCCL_DEBUG");
+    if (debug != nullptr && std::getenv("STRATA_DEBUG") == nullptr) {
+      const std::string level = debug;
+      // NCCL's VERSION prints the version only: strata's WARN is the nearest.
+      setenv("STRATA_DEBUG", level == "VERSION" ? "WARN" : debug, 0);
+    }
+    const char* subsys = std::getenv("NCCL_DEBUG_SUBSYS");
+    if (subsys != nullptr && std::getenv("STRATA_DEBUG_SUBSYS") == nullptr) {
+      setenv("STRATA_DEBUG_SUBSYS", subsys, 0);
+    }
+    if (infoEnabled()) {
+      int version = 0;
+      strataGetVersion(&version);
+      char host[64] = {};
+      gethostname(host, sizeof host - 1);
+      std::fprintf(stderr,
+                   "%s:%d:%d NCCL INFO strata %d.%d.%d serves NCCL's API (libstrata_nccl, "
+                   "NCCL ABI %d.%d.%d); STRATA_NCCL_FALLBACK=%s\n",
+                   host, getpid(), gettid(), version / 10000, version / 100 % 100, version % 100,
+                   NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
+                   std::getenv("STRATA_NCCL_FALLBACK") ? std::getenv("STRATA_NCCL_FALLBACK")
+                                                       : "none");
+    }
+  });
+}
+
+ncclResult_t ensureMpi() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return fail(ncclInvalidUsage, "MPI was already finalised");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return ncclSuccess;
+  // A launcher leaves its rank in the environment (Open MPI, MPICH/Hydra, PMIx, Slurm).
+  const char* const kLaunched[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                   "SLURM_PROCID"};
+  bool launched = false;
+  for (const char* v : kLaunched) launched = launched || std::getenv(v) != nullptr;
+  if (!launched) {
+    return fail(ncclInvalidUsage,
+                "strata's NCCL drop-in finds the ranks through MPI, and this process was not "
+                "started by an MPI launcher (mpirun, srun); a launcher-free bootstrap is not "
+                "implemented");
+  }
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    return fail(ncclSystemError, "MPI_Init_thread failed");
+  }
+  // Finalised at exit, after the program's own atexit handlers ran.
+  std::atexit([] {
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done) MPI_Finalize();
+  });
+  return ncclSuccess;
+}
+
+}  // namespace strata::nccl_dropin
