@@ -32,3 +32,14 @@ print("installed strata_torch: allreduce", t.tolist())')
   echo "$out"
   grep -q "allreduce \[3.0, 3.0, 3.0, 3.0, 3.0\]" <<<"$out"
 fi
+
+# strata's NCCL drop-in, when the build has the GPU parts: installed beside libstrata.so, with
+# NCCL's soname, exporting NCCL's API, and loadable from the prefix alone (RUNPATH $ORIGIN).
+if [ -f "$build/nccl_dropin/libstrata_nccl.so" ]; then
+  dropin=$(ls "$work"/prefix/lib*/libstrata_nccl.so)
+  readelf -d "$dropin" | grep -q "SONAME.*\[libnccl.so.2\]"
+  nm -D --defined-only "$dropin" | grep -qw ncclAllReduce
+  env -u LD_LIBRARY_PATH /usr/bin/python3 -c "import ctypes; ctypes.CDLL('$dropin').ncclGetVersion" \
+    || { echo "FAIL: the installed drop-in does not load from the prefix"; exit 1; }
+  echo "installed libstrata_nccl.so: soname libnccl.so.2, loads from the prefix"
+fi
