@@ -6,6 +6,7 @@
 
 #include "common/env.h"
 #include "strata/strata.h"
+#include "tool_cli.h"
 
 namespace {
 
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
                "with --env: print only the list, as a Markdown table "
                "(| Variable | Default | Meaning |)")
       ->needs(envFlag);
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
 
   if (markdown) {
     std::fputs(strata::env::markdownTable().c_str(), stdout);

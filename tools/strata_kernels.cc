@@ -33,6 +33,7 @@
 #include "kernels_device.h"
 #include "size_arg.h"
 #include "tool_main.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 
@@ -512,11 +513,6 @@ int main(int argc, char** argv) {
   // The device sweep has one source count, a separate dst and no CPU variants.
   for (const char* name : {"-k", "--in-place", "--isa"}) device->excludes(app.get_option(name));
 #endif
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 1;
-  }
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
   return strata::tools::guardedMain("strata-kernels", [&] { return strata::tools::run(o); });
 }

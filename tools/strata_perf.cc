@@ -31,6 +31,7 @@
 #include "strata/strata_mpi.h"
 #include "tool_main.h"
 #include "topology/detect.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {
@@ -442,13 +443,7 @@ int main(int argc, char** argv) {
     }
   }
 #endif
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own codes (100 and up) would read like a crash next to MPI's; an error is 1.
-    const int code = printer ? app.exit(e) : e.get_exit_code();
-    return code == 0 ? 0 : 1;
-  }
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv, printer)) return *rc;
   o.inflightGiven = app.count("--inflight") > 0;
   o.computeGiven = app.count("--compute-us") > 0;
   const strata::Status resolved = strata::tools::resolveOptions(&o);

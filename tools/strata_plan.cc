@@ -19,6 +19,7 @@
 #include "plan_rooted.h"
 #include "plan_source.h"
 #include "tool_main.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {
@@ -328,12 +329,7 @@ int main(int argc, char** argv) {
   validate->add_option("--plan-file,-p", o.planFile, "the plan file to check")->required();
   tools::addSourceOptions(validate, &o, /*live=*/true);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11 prints the problem (or the help); every failure exits 1.
-    return app.exit(e) == 0 ? 0 : 1;
-  }
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
   const Command cmd = show->parsed()       ? Command::kShow
                       : simulate->parsed() ? Command::kSimulate
                                            : Command::kValidate;

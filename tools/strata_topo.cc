@@ -24,6 +24,7 @@
 #include "topo_mpi.h"
 #include "topo_render.h"
 #include "topology/topo_json.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {
@@ -295,11 +296,7 @@ int main(int argc, char** argv) {
   app.add_option("--save,-s", o.save,
                  "write the levels to this YAML topology file (for STRATA_TOPO_FILE); ranks "
                  "map to it in order, see below");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
   return strata::tools::guardedMain("strata-topo",
                                     [&] { return strata::tools::run(o, &argc, &argv); });
 }

@@ -37,6 +37,7 @@
 #include "common/wire.h"
 #include "strata/strata_mpi.h"
 #include "tool_main.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {
@@ -291,12 +292,9 @@ int run(int argc, char** argv) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv, rank == 0)) {
     MPI_Finalize();
-    return rc;
+    return *rc;
   }
   MPI_Comm host = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);

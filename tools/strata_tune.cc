@@ -25,6 +25,7 @@
 #include "tune_measure.h"
 #include "tune_report.h"
 #include "tune_sweep.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {
@@ -319,13 +320,7 @@ int main(int argc, char** argv) {
       ->type_name("FILE")
       ->capture_default_str();
   const bool printer = strata::tools::firstProcess();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own codes (100 and up) would read like a crash next to MPI's; an error is 1.
-    const int code = printer ? app.exit(e) : e.get_exit_code();
-    return code == 0 ? 0 : 1;
-  }
+  if (auto rc = strata::tools::parseCommandLine(app, argc, argv, printer)) return *rc;
   strata::StatusOr<std::vector<size_t>> sizes = strata::tools::sweepSizes(o);
   if (!sizes.isOk()) {
     return printer ? strata::tools::fail(sizes.status().message()) : 1;
