@@ -66,9 +66,7 @@ ProcessGroupStrata::ProcessGroupStrata(int rank, int size, std::vector<int64_t> 
   if (members != MPI_COMM_WORLD) MPI_Comm_free(&members);  // strata keeps a duplicate
   TORCH_CHECK(made == strataSuccess, "strata: creating the group's communicator failed: ",
               strataMessage(nullptr, made));
-  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
-  // The group's timeout bounds every wait for peers (0 keeps STRATA_TIMEOUT).
-  config.timeoutMs = static_cast<int>(std::min<int64_t>(timeout.count(), INT32_MAX));
+  const strataConfig_t config = groupConfig();
   comm_ = splitAll(base_, rank, config, "collective");
   up_.comm = splitAll(base_, rank, config, "point-to-point");
   down_.comm = splitAll(base_, rank, config, "point-to-point");
@@ -144,16 +142,24 @@ void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, c
   });
 }
 
+strataConfig_t ProcessGroupStrata::groupConfig() const {
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  // The group's timeout bounds every wait for peers (0 keeps STRATA_TIMEOUT).
+  config.timeoutMs = static_cast<int>(std::min<int64_t>(timeout_.count(), INT32_MAX));
+  return config;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::track(
     c10::intrusive_ptr<StrataWork> work, const char* op,
-    const std::function<strataResult_t(strataRequest_t*)>& issue, std::function<void()> after) {
-  return trackGroup(std::move(work), op, {issue}, std::move(after));
+    const std::function<strataResult_t(strataRequest_t*)>& issue, std::function<void()> after,
+    strataComm_t comm) {
+  return trackGroup(std::move(work), op, {issue}, std::move(after), comm);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::trackGroup(
     c10::intrusive_ptr<StrataWork> work, const char* op,
     const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
-    std::function<void()> after) {
+    std::function<void()> after, strataComm_t comm) {
   std::vector<strataRequest_t> requests;
   strataResult_t failed = strataSuccess;
   {
@@ -175,7 +181,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::trackGroup(
       if (failed == strataSuccess) failed = r;
     }
     if (failed != strataSuccess) {
-      const std::string msg = strataMessage(comm_, failed);
+      const std::string msg = strataMessage(comm != nullptr ? comm : comm_, failed);
       // Requests already made still belong to strata until waited for.
       for (strataRequest_t& req : requests) strataWait(&req);
       TORCH_CHECK(false, "strata: ", op, " failed: ", msg);

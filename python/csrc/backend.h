@@ -94,17 +94,22 @@ class ProcessGroupStrata : public BackendBase {
   static void shutdownAll();
 
  private:
-  // Runs `issue` (a strata call on comm_ that sets requests) under issue_, throwing strata's
-  // message if it fails; then hands the requests to the completer, which completes `work`
-  // (running `after` first) when they have all completed.
+  // Runs `issue` (a nonblocking strata call that sets a request) under issue_, refusing once the
+  // group is shut down and throwing strata's message (of `comm`, comm_ when null) if it fails;
+  // then hands the request to the completer, which completes `work` (running `after` first)
+  // when it has completed. `comm` names the communicator `issue` uses when it is not comm_
+  // (one of wireComms_, which live exactly as long as comm_).
   c10::intrusive_ptr<c10d::Work> track(c10::intrusive_ptr<StrataWork> work, const char* op,
                                        const std::function<strataResult_t(strataRequest_t*)>& issue,
-                                       std::function<void()> after = {});
+                                       std::function<void()> after = {},
+                                       strataComm_t comm = nullptr);
   // The same for a group of nonblocking calls (one request each).
   c10::intrusive_ptr<c10d::Work> trackGroup(
       c10::intrusive_ptr<StrataWork> work, const char* op,
       const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
-      std::function<void()> after = {});
+      std::function<void()> after = {}, strataComm_t comm = nullptr);
+  // The config of every communicator split for this group: its timeout as the deadline.
+  strataConfig_t groupConfig() const;
   struct Lane {
     strataComm_t comm = nullptr;
     Worker worker;

@@ -2,7 +2,6 @@
 // stages are compressed, and CSC with one residual per bucket.
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "args.h"
@@ -28,9 +27,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::allreduceCompressed(at::Tenso
     if (it == wireComms_.end()) {
       // Made on first use: every member reaches this point in the same order (DDP calls its
       // hook for the same buckets on every rank), so the split is collective as required.
-      strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+      strataConfig_t config = groupConfig();
       config.compress = wire.c_str();
-      config.timeoutMs = static_cast<int>(std::min<int64_t>(timeout_.count(), INT32_MAX));
       strataComm_t made = nullptr;
       const strataResult_t r = strataCommSplit(base_, 0, rank_, &made, &config);
       TORCH_CHECK(r == strataSuccess, "strata: making the ", wire,
@@ -43,16 +41,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::allreduceCompressed(at::Tenso
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLREDUCE,
                                               "allreduce_compressed", tensors,
                                               std::vector<at::Tensor>{buf});
-  strataRequest_t req = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(issue_);
-    const strataResult_t r =
-        strataIAllReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, comm, &req);
-    TORCH_CHECK(r == strataSuccess, "strata: allreduce_compressed failed: ",
-                strataMessage(comm, r));
-  }
-  completeWhenDone(work, "allreduce_compressed", {req}, copyBack(t, buf));
-  return work;
+  return track(
+      work, "allreduce_compressed",
+      [&](strataRequest_t* req) {
+        return strataIAllReduce(buf.data_ptr(), buf.data_ptr(), buf.numel(), type, op, comm, req);
+      },
+      copyBack(t, buf), comm);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::cscAllreduce(at::Tensor& tensor, int64_t key,
