@@ -8,6 +8,7 @@
   copies under shared/).
 
 Usage: check_docs.py SOURCE_DIR [FILE.md ...]   (default: README.md and docs/*.md)
+       check_docs.py --self-test                 (the checks find planted problems)
 Exit 0 when everything holds, 1 with one line per problem (file:line: problem) otherwise.
 """
 import glob
@@ -94,7 +95,40 @@ def check_file(root, rel, problems):
                                 (where, target, os.path.relpath(dest, root), anchor))
 
 
+def self_test():
+    """Plants one problem of each kind in a scratch tree and requires each to be reported, and a
+    clean page to pass: a checker that cannot fail proves nothing."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "docs"))
+        with open(os.path.join(root, "docs", "good.md"), "w") as f:
+            f.write("# Good page\n\n## A `code` heading (with parens)\n\nBack to the "
+                    "[README](../README.md#start) and [here](#a-code-heading-with-parens).\n"
+                    "```sh\n[not a link](nowhere.md)\n```\n")
+        with open(os.path.join(root, "README.md"), "w") as f:
+            f.write("# Start\n\nSee [gone](docs/gone.md), [anchor](docs/good.md#no-such), "
+                    "[ok](docs/good.md#good-page), [out](../../etc/passwd).\n"
+                    "Built on this machine (here `/usr/local/cuda`), as issue 5 says.\n")
+        problems = []
+        check_file(root, "docs/good.md", problems)
+        if problems:
+            print("self-test: a clean page was reported:", problems)
+            return 1
+        check_file(root, "README.md", problems)
+        expected = ["no file docs/gone.md", "no heading with anchor #no-such",
+                    "leaves the repository", "'this machine'", "(here `/usr/local/cuda`)",
+                    "'issue 5'"]
+        missing = [e for e in expected if not any(e in p for p in problems)]
+        if missing or len(problems) != len(expected):
+            print("self-test: expected %s\n got %s" % (expected, problems))
+            return 1
+    print("self-test: %d planted problems found, the clean page passed" % len(expected))
+    return 0
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
