@@ -9,12 +9,22 @@
 
 #include "common/env.h"
 
-TEST_CASE("docs/env.md documents every STRATA_* variable", "[docs]") {
-  std::ifstream in(STRATA_SOURCE_DIR "/docs/env.md");
-  REQUIRE(in.good());
+namespace {
+// A file of the source tree, whole; empty when it cannot be read (the test then fails on it).
+std::string readSourceFile(const std::string& relative) {
+  std::ifstream in(std::string(STRATA_SOURCE_DIR) + "/" + relative);
   std::stringstream text;
   text << in.rdbuf();
-  const std::string page = text.str();
+  return text.str();
+}
+
+// A row of the table: | `STRATA_NAME` | ...
+const std::regex kRow(R"(\| `(STRATA_[A-Z_]+)` \|)");
+}  // namespace
+
+TEST_CASE("docs/env.md documents every STRATA_* variable", "[docs]") {
+  const std::string page = readSourceFile("docs/env.md");
+  REQUIRE(!page.empty());
   std::set<std::string> registered;
   for (const auto& p : strata::env::registry()) {
     registered.insert(p.name);
@@ -22,8 +32,7 @@ TEST_CASE("docs/env.md documents every STRATA_* variable", "[docs]") {
     CHECK(page.find("| `" + std::string(p.name) + "` |") != std::string::npos);
   }
   // Every table row names a registered variable.
-  const std::regex row(R"(\| `(STRATA_[A-Z_]+)` \|)");
-  for (auto it = std::sregex_iterator(page.begin(), page.end(), row);
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), kRow);
        it != std::sregex_iterator(); ++it) {
     INFO((*it)[1].str());
     CHECK(registered.count((*it)[1].str()) == 1);
@@ -33,14 +42,10 @@ TEST_CASE("docs/env.md documents every STRATA_* variable", "[docs]") {
 // The table lives in docs/env.md only: a row left in the README (where the table used to be)
 // would drift from the registry unchecked.
 TEST_CASE("the README holds no environment-variable table", "[docs]") {
-  std::ifstream in(STRATA_SOURCE_DIR "/README.md");
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string readme = text.str();
-  const std::regex row(R"(\| `(STRATA_[A-Z_]+)` \|)");
+  const std::string readme = readSourceFile("README.md");
+  REQUIRE(!readme.empty());
   std::smatch m;
-  const bool found = std::regex_search(readme, m, row);
+  const bool found = std::regex_search(readme, m, kRow);
   INFO("README.md has a row for " << (found ? m[1].str() : "") << ": move it to docs/env.md");
   CHECK_FALSE(found);
 }
