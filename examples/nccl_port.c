@@ -1,6 +1,6 @@
-/* An NCCL data-parallel step ported to strata by renaming (see the README's "Porting from
- * NCCL"): broadcast the weights from rank 0, exchange halos around a ring in a group, average
- * the gradients, reduce the loss to rank 0, and all-gather over the even and odd ranks split
+/* An NCCL data-parallel step ported to strata by renaming (docs/api.md, "Porting from NCCL"):
+ * broadcast the weights from rank 0, exchange halos around a ring in a group, average the
+ * gradients, reduce the loss to rank 0, and all-gather over the even and odd ranks split
  * apart. Only communicator creation differs: strataCommInitMPI instead of ncclGetUniqueId,
  * MPI_Bcast and ncclCommInitRank.
  *

@@ -35,7 +35,7 @@ size_t getSizeClamped(const char* name, size_t lo, size_t hi);
 // STRATA_* variable that is not in the registry (most likely a typo).
 void logUserSettings();
 
-// The registry as a Markdown table (| Variable | Default | Meaning |), for the README.
+// The registry as a Markdown table (| Variable | Default | Meaning |), for docs/env.md.
 std::string markdownTable();
 
 namespace detail {

@@ -7,7 +7,7 @@
 // collective requests are left to MPI (freeing an active collective request is erroneous, and
 // MPI_Cancel does not apply to it). Their buffers may then still be written or read by MPI
 // when a late peer arrives, which is why the communicator enters its error state and must be
-// aborted or destroyed (README: "When things go wrong").
+// aborted or destroyed (docs/errors.md, "The error state").
 //
 // Errors: communicators strata owns use MPI_ERRORS_RETURN, so a failed request returns its
 // code here. A truncation (a peer sent more than this rank posted: the ranks disagree on a

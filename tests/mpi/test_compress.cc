@@ -8,7 +8,7 @@
 //       would round them (odd integers above 2048);
 //   mpiexec ... strata_mpi_compress --expect compressed --wire fp16 --slow-group 2
 //       the inter-host stages are compressed: the same values show the rounding (in the calls
-//       that get a staged plan), and every element stays within the README's bound,
+//       that get a staged plan), and every element stays within the bound of docs/decomposition.md,
 //       (g + 1) * u * sum_r |x_r| with g = --slow-group and u = 2^-11 (fp16) or 2^-8 (bf16);
 //
 // Either way: small integers (which the wire type holds) sum exactly; random gradient-like

@@ -115,7 +115,8 @@ std::vector<Case> cases(int nranks) {
                                           odd ? strataInt64 : strataInt32, c, nullptr);
                  },
                  // Over MPI (MPI_Iallgatherv) the int64 rank receives shorter messages than it
-                 // posted, which MPI does not report: only STRATA_CHECK catches it (README).
+                 // posted, which MPI does not report: only STRATA_CHECK catches it
+                 // (docs/errors.md).
                  false});
   out.push_back({"reduce-root", "reduce #1 count 10 float32 sum root 0",
                  "reduce #1 count 10 float32 sum root " + last,

@@ -80,7 +80,7 @@ int stalledPlan(strataComm_t comm, const strata::plan::Plan& plan, int rank, int
   using Clock = std::chrono::steady_clock;
   const bool sleeper = rank == size - 1;
   if (sleeper) std::this_thread::sleep_for(std::chrono::duration<double>(2 * T + 1));
-  // A failed call's buffers stay allocated until MPI_Finalize (README, "When things go wrong"):
+  // A failed call's buffers stay allocated until MPI_Finalize (docs/errors.md, "The error state"):
   // the sleeper's late sends still reach the requests its peers abandoned.
   static std::vector<float> buf(1 << 16, 1.0f);
   strata::core::Comm& impl = *strata::api::lookupComm(comm)->impl;
