@@ -112,7 +112,8 @@ void addPerfOptions(CLI::App& app, PerfOptions* o) {
       ->type_name("N")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  app.add_option("--vs", o->vs, "also time MPI's collective in the same run: mpi")->type_name("mpi");
+  app.add_option("--vs", o->vs, "also time MPI's collective in the same run: mpi")
+      ->type_name("mpi");
   app.add_option("--vs-label", o->vsLabel,
                  "name of the comparison in the header, JSON and plots (default: mpi), e.g. han "
                  "for a run with --mca coll_han_priority 100")
