@@ -475,7 +475,11 @@ assert d['progress_thread'] == (sys.argv[2] == '1'), d['progress_thread']" "$jso
     printf '#!/bin/sh\ntee -a "%s" | "%s" "$@"\n' "$work/gnuplot.log" "$(command -v gnuplot)" \
       >"$work/bin/gnuplot"
     chmod +x "$work/bin/gnuplot"
-    PATH=$work/bin:$PATH on_layout 2r "${sweep[@]}" --vs mpi --repeat 3 --json "$work/a.json" \
+    # mpiexec by its path puts its own bin directory (/usr/bin) first on the ranks' PATH, which
+    # would hide the wrapper: run it by name, found on a PATH that has the wrapper first.
+    plot_path=$work/bin:$(dirname "${MPIEXEC:?}"):$PATH
+    plot_mpiexec=$(basename "$MPIEXEC")
+    PATH=$plot_path MPIEXEC=$plot_mpiexec on_layout 2r "${sweep[@]}" --vs mpi --repeat 3 --json "$work/a.json" \
       --png "$work/a.png" --png-title "t" --png-log-busbw
     expect_rc 0
     check_table 21
@@ -504,7 +508,7 @@ assert all(float(r[2]) <= float(r[1]) <= float(r[3]) for r in data), "a point ou
 PYEOF
     # Without the option, a linear axis from 0; without repeats, plain lines.
     : >"$log"
-    PATH=$work/bin:$PATH on_layout 2r "${sweep[@]}" --png "$work/c.png"
+    PATH=$plot_path MPIEXEC=$plot_mpiexec on_layout 2r "${sweep[@]}" --png "$work/c.png"
     expect_rc 0
     has "set yrange [0:*]" "$log" "the gnuplot script"
     lacks "set logscale y" "$log" "the gnuplot script"
