@@ -16,7 +16,7 @@ void addNcclTestsFlags(CLI::App& app, NcclTestsFlags* f) {
   app.add_option("-t,--nthreads", f->nthreads,
                  "nccl-tests: threads per process. 1 only: strata-perf runs one rank per process "
                  "(start more ranks with mpirun -n). The collective is --collective")
-      ->type_name("1")
+      ->type_name("N")
       ->capture_default_str();
   number("-g,--ngpus", &f->ngpus,
          "nccl-tests: GPUs per thread. 1 only: one rank per process, on host memory or (with "
