@@ -50,7 +50,8 @@ bool progressThread(int threadLevel) {
   return threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_PROGRESS") != 0;
 }
 
-// Host names and pids of every rank, the hierarchy and the version, on rank 0.
+// Every rank's `mine` (up to kHostChars - 1 characters), in rank order, on rank 0 (empty on the
+// others).
 std::vector<std::string> gatherText(const std::string& mine, MPI_Comm mpi, int rank, int nranks) {
   std::vector<char> text(kHostChars, '\0');
   mine.copy(text.data(), kHostChars - 1);
@@ -63,6 +64,7 @@ std::vector<std::string> gatherText(const std::string& mine, MPI_Comm mpi, int r
   return out;
 }
 
+// Host names, devices and pids of every rank, the hierarchy and the version, on rank 0.
 PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int argc, char** argv,
                     int threadLevel, const PerfDevice* device) {
   PerfMeta m;
