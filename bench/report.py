@@ -4,7 +4,7 @@ Targets check. Reads the folder's manifest.tsv and the strata-perf JSON files it
 
   bench/report.py bench/results/<label> [--quick 0|1] > results.md
 
-Times are the out-of-place medians over the repetitions (strata-perf -R). strata's time comes
+Times are the out-of-place medians over the repetitions (strata-perf --repeat). strata's time comes
 from the plain run (--vs mpi, MPI side = Open MPI's default MPI_Allreduce); "han" is the MPI
 side of the run with --mca coll_han_priority 100 (its strata columns are not used).
 ratio = best(default, han) / strata (> 1: strata faster); its spread is min-max of the same
@@ -267,7 +267,7 @@ def main():
         md.append(f"| strata-perf | {d0.get('version')}, {PLACEMENT} (out-of-place) medians over "
                   f"-R {d0.get('repeat')} repetitions, -c {d0.get('check')} |")
     md += ["", "## Method", "",
-           "- Each setting runs `strata-perf -t allreduce -d float -o sum -c 1 --vs mpi -R N` twice: "
+           "- Each setting runs `strata-perf --collective allreduce -d float -o sum -c 1 --vs mpi --repeat N` twice: "
            "plain (MPI side = Open MPI's default `MPI_Allreduce`, *default*) and with "
            "`--mca coll_han_priority 100 --vs-label han` (MPI side = Open MPI coll/han, *han*). "
            "strata's times come from the plain run; of the han run only the MPI columns are used.",
@@ -288,7 +288,7 @@ def main():
         multi = int(st["hosts"]) > 1
         md += [f"## {st['title']}", ""]
         md.append(f"{ddoc['nranks']} ranks on {ddoc['nhosts']} host(s); "
-                  f"-n {ddoc['iters']} -w {ddoc['warmup']} -R {ddoc['repeat']}"
+                  f"-n {ddoc['iters']} -w {ddoc['warmup']} --repeat {ddoc['repeat']}"
                   + (f"; link rate {st['rate_text']} = {int(st['rate_bits']) / 8e6:.1f} MB/s per direction"
                      if multi else "")
                   + f". Files: `{st['default_json']}`, `{st['han_json']}`, plot `{st['setting']}.png`.")

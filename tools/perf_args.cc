@@ -78,6 +78,13 @@ Status lookup(const std::vector<std::pair<std::string, T>>& names, const std::st
                          nameList(names));
 }
 
+// A whole decimal integer (nccl-tests reads -t with strtol).
+bool isCount(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+    return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+  });
+}
+
 bool labelChar(char ch) {
   return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.' ||
          ch == '+';
@@ -150,7 +157,64 @@ Status resolveMode(PerfOptions* o) {
     return invalidArgument(std::string(flag) +
                            ": strata's nonblocking calls take host buffers only; drop --device");
   }
+  if (o->overlap && (o->nccl.aggIters != 1 || o->nccl.blocking != 0)) {
+    return invalidArgument(
+        "--overlap times its own loop (the call, the computation, strataWait); -m and -z "
+        "shape the table's loop only: drop them");
+  }
   o->mode = o->nonblocking ? PerfMode::kNonblocking : PerfMode::kOverlap;
+  return Status::ok();
+}
+
+// nccl-tests' flags that name what strata-perf does not do: each is accepted at its no-op
+// value only, and refused with the reason otherwise (the ranges are CLI11's checks).
+Status resolveNcclTests(const PerfOptions& o) {
+  const NcclTestsFlags& f = o.nccl;
+  if (f.nthreads != "1") {
+    if (!isCount(f.nthreads)) {
+      return invalidArgument("-t/--nthreads '" + f.nthreads +
+                             "': -t is nccl-tests' thread count; the collective is --collective " +
+                             f.nthreads);
+    }
+    return invalidArgument("-t/--nthreads " + f.nthreads +
+                           ": strata-perf runs one thread, one rank, per process; start " +
+                           f.nthreads + " times as many ranks (mpirun -n) instead");
+  }
+  struct OnlyOne {
+    const char* flag;
+    int value, allowed;
+    const char* why;
+  };
+  const OnlyOne only[] = {
+      {"-g/--ngpus", f.ngpus, 1,
+       "strata-perf runs one rank per process, on host memory or (--device) one GPU; start one "
+       "rank per GPU (mpirun -n) instead"},
+      {"-N/--run_cycles", f.runCycles, 1,
+       "strata-perf runs the sweep once; --repeat N repeats each size and reports the median"},
+      {"-y/--stream_null", f.streamNull, 0,
+       "strata's calls take host buffers (no stream) or, with --device, a stream of their own"},
+      {"-G/--cudagraph", f.cudaGraph, 0,
+       "strata's collectives run on host threads and cannot be captured in a CUDA graph"},
+      {"-S/--report_timestamps", f.reportTimestamps, 0, "strata-perf prints no timestamps"},
+      {"-R/--local_register", f.localRegister, 0,
+       "strata registers no buffers (strata-perf's repeat count is --repeat)"},
+      {"-D/--device_implementation", f.deviceImpl, 0, "strata has no device-API kernels"},
+      {"-M/--memory", f.memoryReport, 0, "strata-perf has no memory report"},
+      {"-u/--unalign", f.unalign, 0, "strata-perf's buffers are page-aligned"},
+      {"-I/--per_iter_timing", f.perIterTiming, 0,
+       "--repeat N keeps each repeat's time per call in the --json file (samples_us)"},
+      {"-K/--per_iter_skip", f.perIterSkip, 0, "it goes with -I, which strata-perf has not"},
+  };
+  for (const OnlyOne& x : only) {
+    if (x.value != x.allowed) {
+      return invalidArgument(std::string(x.flag) + " " + std::to_string(x.value) + ": " + x.why +
+                             "; give " + std::to_string(x.allowed) + " (nccl-tests' default)");
+    }
+  }
+  if (f.ctaPolicy != -1 && f.ctaPolicy != 0) {
+    return invalidArgument("-x/--cta_policy " + std::to_string(f.ctaPolicy) +
+                           ": strata launches no NCCL kernels to set a CTA policy for; give 0");
+  }
   return Status::ok();
 }
 
@@ -184,8 +248,9 @@ StatusOr<size_t> parsePerfSize(const std::string& flag, const std::string& text)
 }
 
 Status resolveOptions(PerfOptions* o) {
+  STRATA_RETURN_IF_ERROR(resolveNcclTests(*o));
   STRATA_RETURN_IF_ERROR(
-      lookup(collectiveNames(), "-t/--collective", "collective", o->collective, &o->coll));
+      lookup(collectiveNames(), "--collective", "collective", o->collective, &o->coll));
   STRATA_RETURN_IF_ERROR(lookup(typeNames(), "-d/--datatype", "datatype", o->datatype, &o->type));
   STRATA_RETURN_IF_ERROR(lookup(opNames(), "-o/--op", "op", o->op, &o->redop));
   STRATA_ASSIGN_OR_RETURN(o->minBytes, parsePerfSize("-b/--minbytes", o->minText));
@@ -213,6 +278,10 @@ Status resolveOptions(PerfOptions* o) {
         o->stepFactor > 1 ? s * static_cast<size_t>(o->stepFactor) : s + o->stepBytes;
     if (next <= s) break;  // overflow
     s = next;
+  }
+  if (o->png.empty() && (o->pngLogBusbw || !o->title.empty())) {
+    return invalidArgument(std::string(o->pngLogBusbw ? "--png-log-busbw" : "--png-title") +
+                           " needs --png FILE");
   }
   STRATA_RETURN_IF_ERROR(resolveVs(o));
   return resolveMode(o);

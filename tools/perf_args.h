@@ -19,6 +19,32 @@ enum class PerfMode { kBlocking, kNonblocking, kOverlap };
 
 constexpr int kMaxInflight = 256;
 
+// nccl-tests' flags that strata-perf takes so its command lines run unchanged (perf_cli.cc
+// registers them; resolveOptions checks them). Defaults are nccl-tests' (src/common.cu).
+struct NcclTestsFlags {
+  // -t: threads per process; strata-perf has one (1 only). Text, so that an old strata-perf
+  // command line's `-t allreduce` gets a message naming --collective.
+  std::string nthreads = "1";
+  int ngpus = 1;             // -g: GPUs per thread; one rank per GPU or process (1 only)
+  int aggIters = 1;          // -m: calls per timed iteration (time is per call)
+  int runCycles = 1;         // -N: 1 only (--repeat repeats each size)
+  int parallelInit = 0;      // -p: 0 or 1 (one thread: nothing to parallelise)
+  int blocking = 0;          // -z: 0..3, nccl-tests' barrier placement
+  int streamNull = 0;        // -y: 0 only
+  int timeoutS = 0;          // -T: seconds a call waits for its peers (0: STRATA_TIMEOUT)
+  int cudaGraph = 0;         // -G: 0 only
+  int reportCputime = 0;     // -C: 0 or 1 (the time column is labelled cputime)
+  int reportTimestamps = 0;  // -S: 0 only
+  int localRegister = 0;     // -R: 0 only
+  int ctaPolicy = -1;        // -x: unset or 0 only
+  int deviceImpl = 0;        // -D: 0 only
+  int deviceCtaCount = 16;   // -V: 1..127, used by -D > 0 only, so ignored
+  int memoryReport = 0;      // -M: 0 only
+  int unalign = 0;           // -u: 0 only
+  int perIterTiming = 0;     // -I: 0 only
+  int perIterSkip = 0;       // -K: 0 only
+};
+
 struct PerfOptions {
   // As typed; nccl-tests' flags and defaults where nccl-tests has them.
   std::string minText = "32M";  // -b
@@ -26,17 +52,20 @@ struct PerfOptions {
   std::string stepText = "1M";  // -i, used when the step factor is 1
   long long stepFactor = 1;     // -f
   int iters = 20;               // -n
-  int warmup = 1;               // -w
+  // -w: nccl-tests' default since 2.16.8 (it was 5 before); strata-perf warms every size.
+  int warmup = 1;
   int check = 1;                // -c: check iterations (0 = none)
   int average = 1;              // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
-  int repeat = 1;               // -R
+  int repeat = 1;               // --repeat (strata's own; nccl-tests' -R is local_register)
   int root = 0;                 // -r: broadcast and reduce (nccl-tests ignores it elsewhere)
-  std::string collective = "allreduce";
+  NcclTestsFlags nccl;
+  std::string collective = "allreduce";  // --collective (nccl-tests: the binary's name)
   std::string datatype = "float";
   std::string op = "sum";
   std::string vs;       // "" or "mpi"
   std::string vsLabel;  // defaults to vs
   std::string json, csv, png, title;
+  bool pngLogBusbw = false;  // --png-log-busbw: a log-scale busbw axis
   bool device = false;       // --device (CUDA builds): strata on device buffers (perf_device.h)
   bool nonblocking = false;  // --nonblocking: strata's I-calls next to its blocking calls
   int inflight = 1;          // --inflight: nonblocking calls issued before waiting

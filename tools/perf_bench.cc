@@ -476,11 +476,35 @@ Status Bench::agreeOk(bool ok) {
   return systemError(ok ? "a call failed on another rank" : error_);
 }
 
+bool Bench::barrier(bool ok) {
+  // An allreduce of the failure, not MPI_Barrier: a rank whose call failed leaves the loop, and
+  // every rank must then leave it at the same point.
+  int bad = ok ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, mpi_);
+  return bad == 0;
+}
+
 double Bench::timeIterations(Impl impl, Placement p, const Geometry& g, bool* ok) {
+  // nccl-tests' loop: -n iterations of -m calls each; -z 1 puts a barrier after every call
+  // (timed), -z 3 after every iteration (not timed). Calls here are complete when they return,
+  // so -z 0 and 2 (nccl-tests: wait after each call or not) time the same loop.
+  const int agg = o_.nccl.aggIters;
+  const int z = o_.nccl.blocking;
   MPI_Barrier(mpi_);
+  double untimed = 0;
   const double t0 = MPI_Wtime();
-  for (int i = 0; i < o_.iters && *ok; ++i) *ok = iterate(impl, p, g);
-  return (MPI_Wtime() - t0) / (static_cast<double>(o_.iters) * setsOf(impl));
+  for (int i = 0; i < o_.iters && *ok; ++i) {
+    for (int a = 0; a < agg && *ok; ++a) {
+      *ok = iterate(impl, p, g);
+      if (z == 1) *ok = barrier(*ok);
+    }
+    if (z == 3) {
+      const double b0 = MPI_Wtime();
+      *ok = barrier(*ok);
+      untimed += MPI_Wtime() - b0;
+    }
+  }
+  return (MPI_Wtime() - t0 - untimed) / (static_cast<double>(o_.iters) * agg * setsOf(impl));
 }
 
 void Bench::reduceTimes(std::vector<double>* times) {

@@ -1,7 +1,8 @@
 // strata-perf's measurement: one size at a time, strata and (with --vs mpi) MPI's equivalent
 // on the same communicator and the same buffers, out of place and in place, timed as
 // nccl-tests times (a barrier, then -n calls back to back, the mean per call, reduced over
-// ranks as -a says), then checked (-c).
+// ranks as -a says; -m calls per iteration and -z's barriers as nccl-tests places them), then
+// checked (-c).
 //
 // With --device (a PerfDevice), strata's calls take device buffers of the same sizes and are
 // each followed by a stream synchronisation inside the timed loop; MPI's keep the host buffers
@@ -118,6 +119,8 @@ class Bench {
   bool overlapped(const Geometry& g, long long passes, double* checksum);
   // Times `iters` iterations after a barrier; returns this rank's seconds per call.
   double timeIterations(Impl impl, Placement p, const Geometry& g, bool* ok);
+  // -z's barrier: every rank's `ok`, agreed (false when any rank failed).
+  bool barrier(bool ok);
   // Reduces per-rank times over ranks as -a says, in place.
   void reduceTimes(std::vector<double>* times);
 

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -28,8 +29,8 @@ int localRank() {
 
 class CudaPerfDevice final : public PerfDevice {
  public:
-  CudaPerfDevice(int device, int count, std::string name)
-      : device_(device), count_(count), name_(std::move(name)) {}
+  CudaPerfDevice(int device, int count, std::string name, std::string rankLine)
+      : device_(device), count_(count), name_(std::move(name)), rankLine_(std::move(rankLine)) {}
 
   ~CudaPerfDevice() override {
     // Errors are ignored here: the process is on its way out and has nothing left to report to.
@@ -50,6 +51,8 @@ class CudaPerfDevice final : public PerfDevice {
   std::string describe() const override {
     return "GPU " + std::to_string(device_) + " of " + std::to_string(count_) + " (" + name_ + ")";
   }
+
+  std::string rankLineDevice() const override { return rankLine_; }
 
   strataStream_t stream() const override { return stream_; }
 
@@ -82,7 +85,7 @@ class CudaPerfDevice final : public PerfDevice {
 
  private:
   int device_, count_;
-  std::string name_;
+  std::string name_, rankLine_;
   cudaStream_t stream_ = nullptr;
   std::vector<void*> buffers_;
 };
@@ -106,7 +109,10 @@ StatusOr<std::unique_ptr<PerfDevice>> openPerfDevice(bool* noGpu) {
   cudaDeviceProp prop{};
   STRATA_RETURN_IF_ERROR(cudaStatus(cudaGetDeviceProperties(&prop, device),
                                     "cudaGetDeviceProperties(" + std::to_string(device) + ")"));
-  auto d = std::make_unique<CudaPerfDevice>(device, count, prop.name);
+  char rankLine[320];
+  std::snprintf(rankLine, sizeof(rankLine), "%2d [%04x:%02x:%02x] %s", device, prop.pciDomainID,
+                prop.pciBusID, prop.pciDeviceID, prop.name);
+  auto d = std::make_unique<CudaPerfDevice>(device, count, prop.name, rankLine);
   STRATA_RETURN_IF_ERROR(d->makeStream());
   return StatusOr<std::unique_ptr<PerfDevice>>(std::unique_ptr<PerfDevice>(std::move(d)));
 }

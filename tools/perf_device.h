@@ -22,6 +22,9 @@ class PerfDevice {
 
   // "GPU 0 of 2 (NVIDIA H100 80GB HBM3)".
   virtual std::string describe() const = 0;
+  // nccl-tests' device field of a "# Rank" header line: "%2d [%04x:%02x:%02x] %s", the
+  // ordinal, PCI domain:bus:device and name ("0 [0000:06:00] NVIDIA H100 80GB HBM3").
+  virtual std::string rankLineDevice() const = 0;
   // The non-blocking stream strata's calls are ordered on (a cudaStream_t).
   virtual strataStream_t stream() const = 0;
 

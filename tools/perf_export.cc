@@ -139,6 +139,8 @@ Status writeJson(const std::string& path, const PerfOptions& o, const PerfMeta& 
   j["iters"] = o.iters;
   j["warmup"] = o.warmup;
   j["repeat"] = o.repeat;
+  j["agg_iters"] = o.nccl.aggIters;  // nccl-tests' -m: calls per timed iteration
+  j["blocking"] = o.nccl.blocking;   // nccl-tests' -z: where the barriers are
   j["hierarchy"] = m.hierarchy;
   j["check"] = o.check;
   j["average"] = o.average;  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks

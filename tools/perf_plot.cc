@@ -46,7 +46,8 @@ Status plotReady() {
   return systemError("--png: gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
 }
 
-Status runPlot(const std::string& json, const std::string& png, const std::string& title) {
+Status runPlot(const std::string& json, const std::string& png, const std::string& title,
+               bool logBusbw) {
   const std::string script = plotScript();
   if (script.empty()) {
     return systemError(
@@ -58,6 +59,7 @@ Status runPlot(const std::string& json, const std::string& png, const std::strin
     args.push_back("--title");
     args.push_back(title);
   }
+  if (logBusbw) args.push_back("--log-y");
   args.push_back(json);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

@@ -11,7 +11,6 @@
 namespace strata::tools {
 namespace {
 
-constexpr int kMaxRankLines = 64;
 constexpr const char* kTimeUnits[] = {"rank 0", "mean over ranks", "min over ranks",
                                       "max over ranks"};
 
@@ -207,19 +206,66 @@ PerfSummary summarize(const PerfOptions& o, const std::vector<PerfRow>& rows) {
   return s;
 }
 
+namespace {
+
+// nccl-tests' "-z" lines (its writeDeviceReport), said of strata's calls.
+std::string blockingLine(int z) {
+  switch (z) {
+    case 1:
+      return "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n";
+    case 2:
+      return "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n";
+    case 3:
+      return "# Blocking Enabled: wait and barrier after each outer iteration (-n); "
+             "time excludes barrier \n";
+    default:
+      return "";
+  }
+}
+
+// nccl-tests' "#  Rank" lines: on the host path the device is the rank's index on its host and
+// the name "cpu"; with --device, the GPU's ordinal, PCI address and name.
+std::string rankLines(const PerfMeta& m) {
+  std::string t;
+  // Every rank, as nccl-tests prints them: parsers count these lines.
+  for (int r = 0; r < m.nranks; ++r) {
+    std::string device;
+    if (r < static_cast<int>(m.rankDevices.size()) && !m.rankDevices[r].empty()) {
+      device = m.rankDevices[r];
+    } else {
+      int local = 0;
+      for (int q = 0; q < r; ++q) local += m.rankHosts[q] == m.rankHosts[r] ? 1 : 0;
+      device = format("%2d [0000:00:00] cpu", local);
+    }
+    t += format("#  Rank %2d Group %2d Pid %6d on %10s device %s\n", r, 0, m.rankPids[r],
+                m.rankHosts[r].c_str(), device.c_str());
+  }
+  return t;
+}
+
+}  // namespace
+
 std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
+  // nccl-tests' lines first, in its format (parsers match them), then strata's own.
   std::string t;
   t += format("# strata-perf version %s strata-library=%d\n", m.version.c_str(), m.versionCode);
   t += format("# Collective test starting: strata-perf %s\n", collectiveName(o.coll));
   t += format(
-      "# nRanks %d nHosts %zu minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
-      "iters: %d repeat: %d validation: %d time: %s\n",
-      m.nranks, m.hosts.size(), o.minBytes, o.maxBytes,
+      "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
+      "iters: %d agg iters: %d validation: %d graph: %d\n",
+      1, 1, o.minBytes, o.maxBytes,
       o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
-      o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.repeat, o.check,
-      kTimeUnits[o.average]);
+      o.stepFactor > 1 ? "factor" : "bytes", o.warmup, o.iters, o.nccl.aggIters, o.check, 0);
+  t += blockingLine(o.nccl.blocking);
+  t += "#\n# Using devices\n" + rankLines(m);
+  t += format("# strata: nRanks %d nHosts %zu repeat: %d time: %s\n", m.nranks, m.hosts.size(),
+              o.repeat, kTimeUnits[o.average]);
   t += format("# Datatype %s, op %s", perfTypeName(o.type), perfOpName(o));
   t += perfRoot(o) >= 0 ? format(", root %d\n", perfRoot(o)) : "\n";
+  if (o.nccl.timeoutS > 0) {
+    t += format("# Timeout: a call fails after waiting %d s for its peers (-T)\n",
+                o.nccl.timeoutS);
+  }
   if (!o.vs.empty()) {
     t += format(
         "# Compared with: %s (label %s): %s on the same communicator and buffers, "
@@ -228,7 +274,7 @@ std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
         o.vs.c_str(), o.vsLabel.c_str(), vsCallName(o.coll), o.vsLabel.c_str());
   }
   t += modeLines(o, m);
-  t += "#\n# Using hosts:";
+  t += "# Using hosts:";
   for (const std::string& h : m.hosts) {
     std::vector<int> ranks;
     for (int r = 0; r < static_cast<int>(m.rankHosts.size()); ++r) {
@@ -243,13 +289,6 @@ std::string formatPreamble(const PerfOptions& o, const PerfMeta& m) {
     if (end == std::string::npos) end = m.hierarchy.size();
     t += "#   " + m.hierarchy.substr(start, end - start) + "\n";
     start = end + 1;
-  }
-  t += "#\n# Using ranks\n";
-  for (int r = 0; r < m.nranks && r < kMaxRankLines; ++r) {
-    t += format("#  Rank %2d Pid %6d on %10s\n", r, m.rankPids[r], m.rankHosts[r].c_str());
-  }
-  if (m.nranks > kMaxRankLines) {
-    t += format("#  ... and %d ranks more\n", m.nranks - kMaxRankLines);
   }
   return t;
 }
@@ -288,9 +327,10 @@ std::string formatTableHeader(const PerfOptions& o) {
       "# %10s  %12s  %8s  %6s  %6s           out-of-place                  "
       "     in-place          ",
       "", "", "", "", "");
+  const char* time = o.nccl.reportCputime != 0 ? "cputime" : "time";  // -C, as nccl-tests
   std::string l2 = format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s",
-                          "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
-                          "#wrong", "time", "algbw", "busbw", "#wrong");
+                          "size", "count", "type", "redop", "root", time, "algbw", "busbw",
+                          "#wrong", time, "algbw", "busbw", "#wrong");
   std::string l3 = format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s",
                           "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
                           "(GB/s)", "(GB/s)", "");

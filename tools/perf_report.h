@@ -18,6 +18,9 @@ struct PerfMeta {
   int nranks = 0;
   std::vector<std::string> rankHosts;  // per rank: the host name strata groups by
   std::vector<int> rankPids;
+  // Per rank, nccl-tests' device field ("0 [0000:06:00] NVIDIA H100 ..." with --device); ""
+  // on the host path, where the header says cpu.
+  std::vector<std::string> rankDevices;
   std::vector<std::string> hosts;  // distinct, in order of first rank
   std::string hierarchy;           // strataCommDescribe
   std::vector<std::string> argv;

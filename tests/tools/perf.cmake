@@ -7,8 +7,14 @@
 #                              --nonblocking (both latencies per call, with and without the
 #                              progress thread, every collective), --overlap (fields and bounds),
 #                              overlap_functional (collective and computation both complete and
-#                              are right; the fraction is computed; never a speed verdict) and
-#                              --png / tools/plot (skipped without gnuplot)
+#                              are right; the fraction is computed; never a speed verdict),
+#                              --png / tools/plot (both placements, error bars over --repeat,
+#                              --png-log-busbw; skipped without gnuplot), nccl-tests' flags
+#                              (nccl_flags, nccltests_cmdline) and nccl-tests' output layout
+#                              (nccltests_parser: tests/tools/nccltests_parse.py on
+#                              data/all_reduce_perf_8gpu.txt -- nccl-tests 2.13's printf layout,
+#                              modelled numbers, not a measurement -- and on broken copies;
+#                              nccltests_output: the same parser on strata-perf's output)
 #
 #   check_<collective>_<layout>_<op>: float, half, bfloat16 and int8 on 2 ranks (2r) and on 4
 #   ranks as 2 emulated hosts (4r2h), ops sum, avg and max (allgather and broadcast have no op;
@@ -43,9 +49,10 @@ set(STRATA_PERF_TEST_ENV
   OMPI_MCA_pml=set:ob1
   OMPI_MCA_rmaps_base_oversubscribe=set:1)
 
-set(STRATA_PERF_CASES help bad_arguments)
+set(STRATA_PERF_CASES help bad_arguments nccl_flags nccltests_parser)
 set(STRATA_PERF_MPI_CASES bad_flag_mpi bad_root_mpi bad_output vs_mpi vs_mpi_rooted
-  nonblocking nonblocking_rooted nonblocking_no_progress overlap overlap_functional plot)
+  nonblocking nonblocking_rooted nonblocking_no_progress overlap overlap_functional plot
+  nccltests_cmdline nccltests_output)
 foreach(layout 2r 4r2h)
   foreach(coll allreduce reducescatter reduce)
     foreach(op sum avg max)
