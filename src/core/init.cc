@@ -296,7 +296,7 @@ Status Comm::loadPlans() {
   // the init log says so (logInitComplete prints planSource_).
   const std::string mine = plan::planLayout(hierarchy_);
   if (!layout.empty() && layout != mine) {
-    planSource_ += " (written for " + layout + "; this job's layout is " + mine + ")";
+    planSource_ += " (written for " + layout + ", this job's layout is " + mine + ")";
   }
   return Status::ok();
 }
