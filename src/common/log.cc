@@ -110,8 +110,9 @@ std::string lineHostName() {
   return std::string(buf, std::strcspn(buf, "."));
 }
 
-// Reads STRATA_DEBUG, STRATA_DEBUG_SUBSYS and what the line prefix and sink need, once. The env registry never
-// logs while reading a registered string, so holding g_loadMutex across it cannot recurse.
+// Reads STRATA_DEBUG, STRATA_DEBUG_SUBSYS and what the line prefix and sink need, once. The env
+// registry never logs while reading a registered string, so holding g_loadMutex across it cannot
+// recurse.
 int loadSettings() {
   Parsed parsed;
   {

@@ -60,7 +60,8 @@ std::string hashText(uint64_t hash) {
 }
 
 void logInitStart(const Comm& c, const std::string& origin) {
-  STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init START (strata %d.%d.%d, %s)",
+  STRATA_INFO(kSubsysInit,
+              "comm %p rank %d nranks %d commHash %s - Init START (strata %d.%d.%d, %s)",
               static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
               STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH, origin.c_str());
 }
@@ -73,8 +74,10 @@ void logInitComplete(const Comm& c, double milliseconds) {
   for (std::string line; std::getline(lines, line);) {
     STRATA_INFO(kSubsysInit | kSubsysTopo, "%s", line.c_str());
   }
-  STRATA_INFO(kSubsysInit | kSubsysPlan, "plans from %s; each size bucket's plan is logged on "
-              "its first use", c.planSource().c_str());
+  STRATA_INFO(kSubsysInit | kSubsysPlan,
+              "plans from %s; each size bucket's plan is logged on "
+              "its first use",
+              c.planSource().c_str());
   STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init COMPLETE in %.1f ms",
               static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
               milliseconds);

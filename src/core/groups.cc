@@ -156,10 +156,11 @@ StatusOr<PlanExec*> Comm::planForBytes(size_t bytes) {
                          : planRules_[slot].plan;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen));
   // Once per size bucket (or plan-file rule) and communicator, never per call.
-  STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s",
-              hashText(hash_).c_str(), bytes,
-              planRules_.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
-              exec->description.c_str(), chosen.note.empty() ? "" : "; ", chosen.note.c_str());
+  STRATA_INFO(kSubsysInit | kSubsysPlan,
+              "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s",
+              hashText(hash_).c_str(), bytes, planRules_.empty() ? "size bucket" : "plan file rule",
+              slot, chosen.name.c_str(), exec->description.c_str(), chosen.note.empty() ? "" : "; ",
+              chosen.note.c_str());
   PlanExec* out = exec.get();
   plans_.emplace(slot, std::move(exec));
   return out;
@@ -172,8 +173,8 @@ Status Comm::prepareFusionPlans(size_t maxBytes) {
   for (int slot = 0; slot <= last; ++slot) {
     // A size the slot holds: the bucket's lower bound, or the rule's (bucket 0 and a rule from
     // 0 hold 1 byte too).
-    const size_t bytes = planRules_.empty() ? size_t{1} << slot
-                                            : std::max<size_t>(1, planRules_[slot].minBytes);
+    const size_t bytes =
+        planRules_.empty() ? size_t{1} << slot : std::max<size_t>(1, planRules_[slot].minBytes);
     if (planSlot(bytes) != slot) continue;  // a rule with no size of its own
     STRATA_ASSIGN_OR_RETURN(bySlot[slot], planForBytes(bytes));
   }

@@ -61,8 +61,8 @@ std::string levelsLine(const topo::TopoFile& tf) {
 uint64_t freshNonce() {
   static std::atomic<uint64_t> count{0};
   std::random_device device;
-  const uint64_t now = static_cast<uint64_t>(
-      std::chrono::high_resolution_clock::now().time_since_epoch().count());
+  const uint64_t now =
+      static_cast<uint64_t>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
   return fnv1a(std::to_string(now) + ":" + std::to_string(getpid()) + ":" +
                std::to_string(count.fetch_add(1)) + ":" + std::to_string(device()) + ":" +
                std::to_string(device()));
@@ -80,8 +80,9 @@ StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> bo
   // The engine exists from the start, so that the destructor can always drain it.
   c->engine_ = std::make_shared<Engine>(false);
   STRATA_RETURN_IF_ERROR(c->init(threadMultiple));
-  logInitComplete(*c, std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start).count());
+  logInitComplete(
+      *c,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return c;
 }
 

@@ -97,8 +97,9 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
   const Status all_ok = boot::agree(*boot_, made);
   if (!all_ok.isOk()) return all_ok;
   if (!child) return std::unique_ptr<Comm>();
-  logInitComplete(*child, std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start).count());
+  logInitComplete(
+      *child,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return child;
 }
 

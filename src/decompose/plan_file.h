@@ -69,10 +69,10 @@ struct RawStage {
   bool allLevels = false;           // `plan: flat`: every level of the hierarchy
   std::string fabric;               // empty: the fabric of the stage's outermost level (plan.h)
   std::string algorithm = "auto";
-  size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+  size_t chunkBytes = 0;         // 0: STRATA_CHUNK_BYTES
   std::optional<WireType> wire;  // unset: STRATA_COMPRESS decides
-  int line = 0;           // where the stage is written (its reduce_scatter or allreduce entry)
-  int fabricLine = 0;     // where its fabric is given, when it is
+  int line = 0;        // where the stage is written (its reduce_scatter or allreduce entry)
+  int fabricLine = 0;  // where its fabric is given, when it is
 };
 
 struct PlanRule {
@@ -90,7 +90,7 @@ struct PlanFile {
   // Level name -> link measured by strata-tune (source "measured", kind unknown).
   std::map<std::string, topo::LinkModel> measured;
   std::map<std::string, int> measuredLines;  // level name -> line of its entry
-  std::string layout;  // `layout:`, empty when the file has none
+  std::string layout;                        // `layout:`, empty when the file has none
 };
 
 // The layout a plan file records and messages compare: "node(4) x network(2), 8 ranks".

@@ -249,12 +249,12 @@ StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo
   if (againstHierarchy) {
     // A file tuned on another job is the usual reason it does not fit: name both layouts.
     const std::string mine = planLayout(h);
-    status = Status(status.code(), status.message() +
-                                       (file.layout.empty()
-                                            ? "; this job's layout is " + mine +
-                                                  " (the file records none: no `layout:`)"
-                                            : "; the file was written for " + file.layout +
-                                                  ", this job's layout is " + mine));
+    status = Status(
+        status.code(),
+        status.message() +
+            (file.layout.empty()
+                 ? "; this job's layout is " + mine + " (the file records none: no `layout:`)"
+                 : "; the file was written for " + file.layout + ", this job's layout is " + mine));
   }
   STRATA_WARN(kSubsysPlan, "%s", status.message().c_str());
   return status;

@@ -83,8 +83,8 @@ int countContaining(const std::vector<std::string>& lines, const std::string& ne
 // The commHash of the first line holding `marker` whose text has " rank R nranks N ": 0 if none.
 uint64_t hashOf(const std::vector<std::string>& lines, const std::string& marker, int rank,
                 int size) {
-  const std::string who = " rank " + std::to_string(rank) + " nranks " + std::to_string(size) +
-                          " commHash 0x";
+  const std::string who =
+      " rank " + std::to_string(rank) + " nranks " + std::to_string(size) + " commHash 0x";
   for (const std::string& l : lines) {
     const size_t at = l.find(who);
     if (l.find(marker) == std::string::npos || at == std::string::npos) continue;
@@ -118,9 +118,9 @@ void runCalls(Harness& h, std::string* describe, std::string* splitDescribe) {
   std::vector<float> buf(256 * 1024, 1.0f);
   h.step("allreduces");
   for (size_t count : {1024, 1024, 262144, 1024, 262144, 1024}) {  // 4 KiB and 1 MiB
-    h.expectSuccess(strataAllReduce(buf.data(), buf.data(), count, strataFloat32, strataSum, comm,
-                                    nullptr),
-                    "strataAllReduce of " + std::to_string(count), comm);
+    h.expectSuccess(
+        strataAllReduce(buf.data(), buf.data(), count, strataFloat32, strataSum, comm, nullptr),
+        "strataAllReduce of " + std::to_string(count), comm);
   }
   h.step("strataCommSplit");
   strataComm_t half = nullptr;
@@ -128,9 +128,9 @@ void runCalls(Harness& h, std::string* describe, std::string* splitDescribe) {
                       "strataCommSplit", comm)) {
     h.expectSuccess(strataCommDescribe(half, text, sizeof(text)), "strataCommDescribe", half);
     *splitDescribe = text;
-    h.expectSuccess(strataAllReduce(buf.data(), buf.data(), 1024, strataFloat32, strataSum, half,
-                                    nullptr),
-                    "strataAllReduce on the split", half);
+    h.expectSuccess(
+        strataAllReduce(buf.data(), buf.data(), 1024, strataFloat32, strataSum, half, nullptr),
+        "strataAllReduce on the split", half);
     h.expectSuccess(strataCommDestroy(half), "strataCommDestroy of the split");
   }
   h.expectSuccess(strataCommDestroy(comm), "strataCommDestroy");
@@ -154,9 +154,9 @@ void checkLines(Harness& h, const std::vector<std::string>& lines, const std::st
   const std::string strata = "Init START (strata " + std::to_string(version / 10000) + "." +
                              std::to_string(version / 100 % 100) + "." +
                              std::to_string(version % 100) + ", ";
-  h.expect(countContaining(lines, strata) == 2,
-           "expected 2 lines with \"" + strata + "\" (world and split), found " +
-               std::to_string(countContaining(lines, strata)));
+  h.expect(countContaining(lines, strata) == 2, "expected 2 lines with \"" + strata +
+                                                    "\" (world and split), found " +
+                                                    std::to_string(countContaining(lines, strata)));
   h.expect(countContaining(lines, "[" + std::to_string(h.rank()) + "] STRATA INFO") > 0,
            "no INFO line shows rank " + std::to_string(h.rank()) + " in its prefix");
 
@@ -164,8 +164,8 @@ void checkLines(Harness& h, const std::vector<std::string>& lines, const std::st
   const uint64_t world = hashOf(lines, "- Init COMPLETE in ", h.rank(), h.size());
   h.expect(world != 0, "no \"rank " + std::to_string(h.rank()) + " nranks " +
                            std::to_string(h.size()) + " commHash 0x... - Init COMPLETE in\" line");
-  h.expect(allEqual(world, MPI_COMM_WORLD), "the world's commHash " + hex(world) +
-                                                " differs between ranks");
+  h.expect(allEqual(world, MPI_COMM_WORLD),
+           "the world's commHash " + hex(world) + " differs between ranks");
   MPI_Comm parity;
   MPI_Comm_split(MPI_COMM_WORLD, h.rank() % 2, h.rank(), &parity);
   int splitRank = 0, splitSize = 0;
@@ -178,8 +178,8 @@ void checkLines(Harness& h, const std::vector<std::string>& lines, const std::st
                                                std::to_string(splitSize) + ") has hash " +
                                                hex(split) + ", the world's is " + hex(world));
   }
-  h.expect(allEqual(split, parity), "the split's commHash " + hex(split) +
-                                        " differs between its members");
+  h.expect(allEqual(split, parity),
+           "the split's commHash " + hex(split) + " differs between its members");
   MPI_Comm_free(&parity);
   h.expect(countContaining(lines, "split of commHash " + hex(world) + " color " +
                                       std::to_string(h.rank() % 2)) == 1,
@@ -258,7 +258,8 @@ int main(int argc, char** argv) {
     h.expect(!inFile.empty(), "no STRATA line in " + path);
     h.expect(onStderr.empty(), std::to_string(onStderr.size()) +
                                    " STRATA lines on stderr with STRATA_DEBUG_FILE set, the "
-                                   "first: " + (onStderr.empty() ? "" : onStderr[0]));
+                                   "first: " +
+                                   (onStderr.empty() ? "" : onStderr[0]));
     h.expect(countContaining(inFile, "STRATA_DEBUG_FILE set by environment to " + logFile) == 1,
              "the ENV line for STRATA_DEBUG_FILE is missing from " + path);
     checkLines(h, inFile, describe, splitDescribe, expectLine);
@@ -269,8 +270,9 @@ int main(int argc, char** argv) {
       const int warnings = countContaining(onStderr, " STRATA WARN STRATA_DEBUG_FILE ");
       h.expect(warnings == 1 && countContaining(onStderr, "cannot open") == 1 &&
                    countContaining(onStderr, "logging to stderr") == 1,
-               std::to_string(warnings) + " STRATA_DEBUG_FILE warnings on stderr, expected one "
-               "saying it cannot open the file and logs to stderr");
+               std::to_string(warnings) +
+                   " STRATA_DEBUG_FILE warnings on stderr, expected one "
+                   "saying it cannot open the file and logs to stderr");
       std::vector<std::string> rest;
       for (const std::string& l : lines) {
         if (l.find(" STRATA WARN STRATA_DEBUG_FILE ") == std::string::npos) rest.push_back(l);
