@@ -165,8 +165,11 @@ void openDebugFile() {
       setvbuf(f, nullptr, _IOLBF, 0);  // whole lines reach the file even if the process dies
       g_file.store(f, std::memory_order_release);
     } else {
+      std::string why = std::strerror(errno);
+      if (!why.empty())
+        why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
       const std::string warning = "STRATA_DEBUG_FILE " + g_filePattern + ": cannot open " + path +
-                                  ": " + std::strerror(errno) + "; logging to stderr";
+                                  ": " + why + "; logging to stderr";
       emitTo(stderr, "WARN ", warning.c_str(), "");
     }
   }
