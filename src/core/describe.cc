@@ -75,8 +75,7 @@ void logInitComplete(const Comm& c, double milliseconds) {
     STRATA_INFO(kSubsysInit | kSubsysTopo, "%s", line.c_str());
   }
   STRATA_INFO(kSubsysInit | kSubsysPlan,
-              "plans from %s; each size bucket's plan is logged on "
-              "its first use",
+              "plans from %s; each size bucket's plan is logged on its first use",
               c.planSource().c_str());
   STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init COMPLETE in %.1f ms",
               static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
