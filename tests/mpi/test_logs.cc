@@ -230,7 +230,8 @@ int main(int argc, char** argv) {
   h.app().add_option("--expect-line", expectLine, "text one of the log's lines must hold");
   if (!h.start(argc, argv)) return h.exitCode();
 
-  // Descriptor 2 goes to a file for the run, so this rank reads what it wrote to stderr.
+  // Descriptor 2 goes to a file for the run, so this rank reads what it wrote to stderr. A
+  // watchdog timeout meanwhile still fails the entry (exit 124); its message is in that file.
   std::fflush(stderr);
   const int saved = dup(2);
   char captured[] = "/tmp/strata_logs_stderr_XXXXXX";
