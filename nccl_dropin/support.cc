@@ -100,6 +100,11 @@ void announce() {
     if (subsys != nullptr && std::getenv("STRATA_DEBUG_SUBSYS") == nullptr) {
       setenv("STRATA_DEBUG_SUBSYS", subsys, 0);
     }
+    // The same pattern language (%h, %p): strata's log lines go where NCCL's would.
+    const char* file = std::getenv("NCCL_DEBUG_FILE");
+    if (file != nullptr && std::getenv("STRATA_DEBUG_FILE") == nullptr) {
+      setenv("STRATA_DEBUG_FILE", file, 0);
+    }
     if (infoEnabled()) {
       int version = 0;
       strataGetVersion(&version);

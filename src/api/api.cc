@@ -61,19 +61,32 @@ strataResult_t strataGetVersion(int* version) {
 }
 
 const char* strataGetErrorString(strataResult_t result) {
+  // The message that says what went wrong is strataGetLastError's; it is also logged as a WARN
+  // line, which WARN (the default) shows. Suggest STRATA_DEBUG=WARN only where the user set the
+  // level below it (NONE, VERSION), so the hint is true either way.
+  const bool warnShown = logEnabled(LogLevel::kWarn, kSubsysAll);
+  auto hint = [warnShown](const char* shown, const char* hidden) {
+    return warnShown ? shown : hidden;
+  };
   switch (result) {
     case strataSuccess:
       return "no error";
     case strataUnhandledCudaError:
-      return "unhandled cuda error (run with STRATA_DEBUG=INFO for details)";
+      return hint("unhandled cuda error (strataGetLastError says which call and why)",
+                  "unhandled cuda error (strataGetLastError says which call and why; "
+                  "STRATA_DEBUG=WARN logs it)");
     case strataSystemError:
-      return "unhandled system error (run with STRATA_DEBUG=INFO for details)";
+      return hint("unhandled system error (strataGetLastError says which call and why)",
+                  "unhandled system error (strataGetLastError says which call and why; "
+                  "STRATA_DEBUG=WARN logs it)");
     case strataInternalError:
       return "internal error - please report this issue to the strata developers";
     case strataInvalidArgument:
-      return "invalid argument (run with STRATA_DEBUG=WARN for details)";
+      return hint("invalid argument (strataGetLastError says which)",
+                  "invalid argument (strataGetLastError says which; STRATA_DEBUG=WARN logs it)");
     case strataInvalidUsage:
-      return "invalid usage (run with STRATA_DEBUG=WARN for details)";
+      return hint("invalid usage (strataGetLastError says why)",
+                  "invalid usage (strataGetLastError says why; STRATA_DEBUG=WARN logs it)");
     case strataRemoteError:
       return "remote process exited or there was a network error";
     case strataInProgress:
@@ -103,6 +116,9 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
     }
     if (inter) return invalidArgument("mpicomm is an intercommunicator");
     env::logUserSettings();
+    int worldRank = 0;
+    MPI_Comm_rank(mpicomm, &worldRank);
+    if (worldRank == 0) logVersionOnce();  // first, as NCCL's version line is
     int threads = MPI_THREAD_SINGLE;
     MPI_Query_thread(&threads);
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<boot::MpiBootstrap> boot,
@@ -110,7 +126,6 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
     auto entry = std::make_unique<CommEntry>();
     STRATA_ASSIGN_OR_RETURN(entry->impl,
                             core::Comm::create(std::move(boot), threads == MPI_THREAD_MULTIPLE));
-    if (entry->impl->rank() == 0) logVersionOnce();
     *comm = registerComm(std::move(entry));
     return Status::ok();
   });

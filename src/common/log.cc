@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
@@ -28,7 +29,17 @@ std::atomic<uint32_t> g_mask{0};
 std::mutex g_loadMutex;
 std::atomic<bool> g_versionPrinted{false};
 std::atomic<int> g_rank{-1};
-std::atomic<FILE*> g_output{nullptr};  // nullptr means stderr
+std::atomic<FILE*> g_output{nullptr};  // the test hook's stream; nullptr: none
+// STRATA_DEBUG_FILE, opened by the first line written (so a rank that logs nothing leaves no
+// empty file): g_fileTried says the attempt was made, g_file holds the stream or nullptr
+// (stderr). g_fileMutex makes one thread open it while the others wait.
+std::mutex g_fileMutex;
+std::atomic<bool> g_fileTried{false};
+std::atomic<FILE*> g_file{nullptr};
+// Read with the level, under g_loadMutex, before g_level is stored (release): a thread that
+// saw the level sees them. Only the test hook changes them again.
+std::string g_host;
+std::string g_filePattern;
 
 struct Parsed {
   int level;
@@ -89,8 +100,19 @@ uint32_t parseSubsys(const std::string& value, std::string* warning) {
   return mask;
 }
 
-// Reads STRATA_DEBUG and STRATA_DEBUG_SUBSYS through the registry, once. The env registry never
-// logs while reading a registered string, so holding g_loadMutex across it cannot recurse.
+// The host a line names: the emulated one (STRATA_HOSTNAME) when set, as ranks are grouped by
+// it, else the first component of this machine's name, as NCCL prints it.
+std::string lineHostName() {
+  const std::string emulated = trim(env::getString("STRATA_HOSTNAME"));
+  if (!emulated.empty()) return emulated;
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return std::string(buf, std::strcspn(buf, "."));
+}
+
+// Reads STRATA_DEBUG, STRATA_DEBUG_SUBSYS and what the line prefix and sink need, once. The env
+// registry never logs while reading a registered string, so holding g_loadMutex across it cannot
+// recurse.
 int loadSettings() {
   Parsed parsed;
   {
@@ -99,6 +121,8 @@ int loadSettings() {
     if (level != kUnread) return level;
     parsed.level = parseLevel(env::getString("STRATA_DEBUG"), &parsed.warnings[0]);
     parsed.mask = parseSubsys(env::getString("STRATA_DEBUG_SUBSYS"), &parsed.warnings[1]);
+    g_host = lineHostName();
+    g_filePattern = env::getString("STRATA_DEBUG_FILE");
     g_mask.store(parsed.mask, std::memory_order_relaxed);
     g_level.store(parsed.level, std::memory_order_release);
   }
@@ -113,16 +137,6 @@ int currentLevel() {
   return level != kUnread ? level : loadSettings();
 }
 
-// The first component of the host name, as NCCL prints it; fixed for the process lifetime.
-const char* hostName() {
-  static const std::string name = [] {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof(buf) - 1) != 0) return std::string("unknown");
-    return std::string(buf, std::strcspn(buf, "."));
-  }();
-  return name.c_str();
-}
-
 long threadId() {
   thread_local const long tid = static_cast<long>(syscall(SYS_gettid));
   return tid;
@@ -130,13 +144,47 @@ long threadId() {
 
 // Writes one line with a single fprintf: stdio locks the stream per call, so concurrent
 // threads' lines never interleave.
-void emit(const char* tag, const char* message, const char* where) {
+void emitTo(FILE* out, const char* tag, const char* message, const char* where) {
   char rank[16] = "-";
   const int r = g_rank.load(std::memory_order_relaxed);
   if (r >= 0) std::snprintf(rank, sizeof(rank), "%d", r);
-  FILE* out = g_output.load(std::memory_order_acquire);
-  std::fprintf(out != nullptr ? out : stderr, "%s:%d:%ld [%s] STRATA %s%s%s\n", hostName(),
-               static_cast<int>(getpid()), threadId(), rank, tag, message, where);
+  std::fprintf(out, "%s:%d:%ld [%s] STRATA %s%s%s\n", g_host.c_str(), static_cast<int>(getpid()),
+               threadId(), rank, tag, message, where);
+}
+
+// Opens STRATA_DEBUG_FILE, once. A file that cannot be opened costs one warning on stderr, and
+// the log stays there: losing the log would hide the very problem it was asked for.
+void openDebugFile() {
+  std::lock_guard<std::mutex> lock(g_fileMutex);
+  if (g_fileTried.load(std::memory_order_acquire)) return;
+  if (!g_filePattern.empty()) {
+    const std::string path =
+        detail::expandLogFilePattern(g_filePattern, g_host, static_cast<long>(getpid()));
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f != nullptr) {
+      setvbuf(f, nullptr, _IOLBF, 0);  // whole lines reach the file even if the process dies
+      g_file.store(f, std::memory_order_release);
+    } else {
+      std::string why = std::strerror(errno);
+      if (!why.empty())
+        why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+      const std::string warning = "STRATA_DEBUG_FILE " + g_filePattern + ": cannot open " + path +
+                                  ": " + why + "; logging to stderr";
+      emitTo(stderr, "WARN ", warning.c_str(), "");
+    }
+  }
+  g_fileTried.store(true, std::memory_order_release);
+}
+
+FILE* sink() {
+  if (FILE* hooked = g_output.load(std::memory_order_acquire)) return hooked;
+  if (!g_fileTried.load(std::memory_order_acquire)) openDebugFile();
+  FILE* f = g_file.load(std::memory_order_acquire);
+  return f != nullptr ? f : stderr;
+}
+
+void emit(const char* tag, const char* message, const char* where) {
+  emitTo(sink(), tag, message, where);
 }
 
 const char* levelTag(LogLevel level) {
@@ -213,6 +261,23 @@ void logResetForTesting() {
   std::lock_guard<std::mutex> lock(g_loadMutex);
   g_level.store(kUnread, std::memory_order_release);
   g_versionPrinted.store(false);
+  std::lock_guard<std::mutex> fileLock(g_fileMutex);
+  if (FILE* f = g_file.exchange(nullptr)) std::fclose(f);
+  g_fileTried.store(false, std::memory_order_release);
+}
+
+std::string expandLogFilePattern(const std::string& pattern, const std::string& host, long pid) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (pattern[i] != '%' || (next != 'h' && next != 'p' && next != '%')) {
+      out += pattern[i];
+      continue;
+    }
+    out += next == 'h' ? host : next == 'p' ? std::to_string(pid) : std::string("%");
+    ++i;
+  }
+  return out;
 }
 
 void logSetOutputForTesting(FILE* out) { g_output.store(out, std::memory_order_release); }

@@ -3,12 +3,19 @@
 //   STRATA_DEBUG=WARN|INFO|TRACE (also NONE, VERSION)   default WARN
 //   STRATA_DEBUG_SUBSYS=INIT,TOPO,PLAN,FABRIC,COLL,ENV  default INIT,ENV; ALL for every one;
 //                                                       a leading ^ excludes the listed ones
-// Lines look like "host:pid:tid [rank] STRATA INFO message". Warnings go out once, where the
-// error is detected; callers that propagate a Status do not log it again.
+//   STRATA_DEBUG_FILE=path   lines go to this file instead of stderr; %h is the host name, %p
+//                            the pid (NCCL_DEBUG_FILE's pattern)
+// Lines look like "host:pid:tid [rank] STRATA INFO message", host being STRATA_HOSTNAME when it
+// is set (the emulated host), else this machine's name up to the first dot. Warnings go out
+// once, where the error is detected; callers that propagate a Status do not log it again.
+// A line may name several subsystems (kSubsysInit | kSubsysPlan), as NCCL's do: it shows when
+// any of them is enabled. Communicator setup uses that, so the default INIT shows the whole
+// setup and PLAN alone shows only the plans.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace strata {
 
@@ -29,9 +36,14 @@ void logMessage(LogLevel level, uint32_t subsys, const char* file, int line, con
     __attribute__((format(printf, 5, 6)));
 // The rank shown in the line prefix; -1 until a communicator is made.
 void logSetRank(int rank);
-// Prints "STRATA version X.Y.Z" once per process when the level is VERSION or above. Init calls
-// it; the first INFO or TRACE line calls it too, so a log never starts without the version.
+// Prints "STRATA version X.Y.Z" once per process when STRATA_DEBUG is set to VERSION or above.
+// Init calls it on rank 0 (each rank's "Init START" line carries the version too).
 void logVersionOnce();
+
+namespace detail {
+// STRATA_DEBUG_FILE's expansion: %h -> host, %p -> pid, %% -> %; any other % is kept as is.
+std::string expandLogFilePattern(const std::string& pattern, const std::string& host, long pid);
+}  // namespace detail
 
 namespace detail {
 // Test hooks. The settings are read once per process; this forgets them (and the version line)

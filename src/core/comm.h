@@ -175,6 +175,11 @@ class Comm {
   // (both come from one process-wide sequence, agreed at creation as the members' maximum): the
   // order in which a group issues its communicators on every rank.
   uint64_t uid() const { return uid_; }
+  // Names the communicator in logs ("commHash 0x..."), the same on every member, as NCCL's
+  // commId: from rank 0's random nonce for a communicator made from MPI, from the parent's hash,
+  // its split count and the color for a split. Unlike uid(), it differs between jobs and
+  // between the communicators of different groups of ranks.
+  uint64_t hash() const { return hash_; }
   const topo::Hierarchy& hierarchy() const { return hierarchy_; }
   const std::string& hierarchySource() const { return hierarchySource_; }
   const Settings& settings() const { return settings_; }
@@ -226,6 +231,7 @@ class Comm {
  private:
   Comm() = default;
   Status init(bool threadMultiple);
+  // Agrees on uid_ and hash_ (hash_ from rank 0's nonce; a split overrides it). Collective.
   Status assignUid();
   // A split's init: the hierarchy and settings come from the parent.
   Status initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts);
@@ -252,6 +258,8 @@ class Comm {
   std::unique_ptr<boot::Bootstrap> boot_;
   int rank_ = 0, size_ = 0;
   uint64_t uid_ = 0;
+  uint64_t hash_ = 0;
+  uint64_t splits_ = 0;  // splits made from this communicator: the same count on every member
   Settings settings_;
   topo::Hierarchy hierarchy_;
   std::string hierarchySource_;  // "topology file X", "detected: ...", ...

@@ -1,6 +1,11 @@
 #include "core/describe.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <sstream>
+
+#include "common/log.h"
+#include "strata/strata.h"
 
 namespace strata::core {
 
@@ -46,6 +51,35 @@ std::string describeComm(const Comm& c) {
   }
   if (anyDevice) out << "  device buffers (this rank): " << dev.str() << "\n";
   return out.str();
+}
+
+std::string hashText(uint64_t hash) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%016" PRIx64, hash);
+  return text;
+}
+
+void logInitStart(const Comm& c, const std::string& origin) {
+  STRATA_INFO(kSubsysInit,
+              "comm %p rank %d nranks %d commHash %s - Init START (strata %d.%d.%d, %s)",
+              static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
+              STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH, origin.c_str());
+}
+
+void logInitComplete(const Comm& c, double milliseconds) {
+  if (!logEnabled(LogLevel::kInfo, kSubsysInit | kSubsysTopo | kSubsysPlan)) return;
+  // One line per line of strataCommDescribe's text: the hierarchy, each level (groups, fabric,
+  // link) and this rank's place in it.
+  std::istringstream lines(describeComm(c));
+  for (std::string line; std::getline(lines, line);) {
+    STRATA_INFO(kSubsysInit | kSubsysTopo, "%s", line.c_str());
+  }
+  STRATA_INFO(kSubsysInit | kSubsysPlan,
+              "plans from %s; each size bucket's plan is logged on its first use",
+              c.planSource().c_str());
+  STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init COMPLETE in %.1f ms",
+              static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
+              milliseconds);
 }
 
 }  // namespace strata::core

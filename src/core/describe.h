@@ -9,4 +9,13 @@ namespace strata::core {
 
 std::string describeComm(const Comm& c);
 
+// The INFO lines of a communicator's setup, NCCL's "Init START" / "Init COMPLETE" pair around
+// what describeComm says (INIT and TOPO) and where its plans come from (INIT and PLAN).
+// `origin` says how it was made ("from MPI", "split of commHash 0x... color 1 key 0").
+void logInitStart(const Comm& c, const std::string& origin);
+void logInitComplete(const Comm& c, double milliseconds);
+
+// "0x" and 16 hex digits: how logs print Comm::hash().
+std::string hashText(uint64_t hash);
+
 }  // namespace strata::core

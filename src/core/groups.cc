@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "core/comm.h"
+#include "core/describe.h"
 #include "decompose/planner.h"
 #include "fabrics/registry.h"
 
@@ -57,8 +58,14 @@ StatusOr<LevelGroup*> Comm::ensureGroup(const topo::Hierarchy& h, int level) {
     }
   }
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, st));
-  STRATA_TRACE(kSubsysFabric, "group for level '%s': member %d index %d of %d",
-               h.level(level).name.c_str(), g.member ? 1 : 0, g.index, g.size);
+  // The host path's fabric choice (the hierarchy's level, or a plan stage's `fabric:`), once per
+  // group made: at init for the hierarchy's levels, on a plan's first use for its stages.
+  if (g.member) {
+    STRATA_INFO(kSubsysInit | kSubsysFabric,
+                "commHash %s host fabric %s for level '%s': group of %d, this rank at %d",
+                hashText(hash_).c_str(), lg->fabricName.c_str(), h.level(level).name.c_str(),
+                g.size, g.index);
+  }
   LevelGroup* out = lg.get();
   groups_.emplace(key, std::move(lg));
   return out;
@@ -128,8 +135,9 @@ plan::RootedForm Comm::rootedForm(Collective coll, size_t bytes) {
   if (it != rootedForms_.end()) return it->second;
   const plan::RootedChoice choice =
       plan::chooseRooted(hierarchy_, coll, plan::bucketBytes(bucket), costParams_);
-  STRATA_INFO(kSubsysPlan, "%s of %zu bytes (size bucket %d): %s", collectiveName(coll), bytes,
-              bucket, plan::rootedFormName(coll, choice.form));
+  STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s %s of %zu bytes (size bucket %d): %s",
+              hashText(hash_).c_str(), collectiveName(coll), bytes, bucket,
+              plan::rootedFormName(coll, choice.form));
   rootedForms_.emplace(key, choice.form);
   return choice.form;
 }
@@ -147,9 +155,12 @@ StatusOr<PlanExec*> Comm::planForBytes(size_t bytes) {
       planRules_.empty() ? plan::choosePlan(hierarchy_, plan::bucketBytes(slot), costParams_).plan
                          : planRules_[slot].plan;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen));
-  STRATA_INFO(kSubsysPlan, "allreduce of %zu bytes (%s %d): plan %s: %s%s%s", bytes,
-              planRules_.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
-              exec->description.c_str(), chosen.note.empty() ? "" : "; ", chosen.note.c_str());
+  // Once per size bucket (or plan-file rule) and communicator, never per call.
+  STRATA_INFO(kSubsysInit | kSubsysPlan,
+              "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s",
+              hashText(hash_).c_str(), bytes, planRules_.empty() ? "size bucket" : "plan file rule",
+              slot, chosen.name.c_str(), exec->description.c_str(), chosen.note.empty() ? "" : "; ",
+              chosen.note.c_str());
   PlanExec* out = exec.get();
   plans_.emplace(slot, std::move(exec));
   return out;
@@ -162,8 +173,8 @@ Status Comm::prepareFusionPlans(size_t maxBytes) {
   for (int slot = 0; slot <= last; ++slot) {
     // A size the slot holds: the bucket's lower bound, or the rule's (bucket 0 and a rule from
     // 0 hold 1 byte too).
-    const size_t bytes = planRules_.empty() ? size_t{1} << slot
-                                            : std::max<size_t>(1, planRules_[slot].minBytes);
+    const size_t bytes =
+        planRules_.empty() ? size_t{1} << slot : std::max<size_t>(1, planRules_[slot].minBytes);
     if (planSlot(bytes) != slot) continue;  // a rule with no size of its own
     STRATA_ASSIGN_OR_RETURN(bySlot[slot], planForBytes(bytes));
   }

@@ -1,15 +1,21 @@
 // Comm::create: settings, hierarchy, the groups of its levels, the plans; and the destructor.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <random>
+#include <string>
 
 #include "common/log.h"
 #include "common/mpi_wait.h"
 #include "core/comm.h"
+#include "core/describe.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
 #include "fabrics/registry.h"
@@ -49,10 +55,24 @@ std::string levelsLine(const topo::TopoFile& tf) {
   return out;
 }
 
+// A value no other process is likely to draw: NCCL's unique id is random bytes made by one rank;
+// this is rank 0's draw. Clock, pid and a process-wide counter make two draws of one process,
+// or of two processes started together, differ even with a poor random_device.
+uint64_t freshNonce() {
+  static std::atomic<uint64_t> count{0};
+  std::random_device device;
+  const uint64_t now =
+      static_cast<uint64_t>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
+  return fnv1a(std::to_string(now) + ":" + std::to_string(getpid()) + ":" +
+               std::to_string(count.fetch_add(1)) + ":" + std::to_string(device()) + ":" +
+               std::to_string(device()));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> boot,
                                              bool threadMultiple) {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Comm> c(new Comm());
   c->boot_ = std::move(boot);
   c->rank_ = c->boot_->rank();
@@ -60,9 +80,9 @@ StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> bo
   // The engine exists from the start, so that the destructor can always drain it.
   c->engine_ = std::make_shared<Engine>(false);
   STRATA_RETURN_IF_ERROR(c->init(threadMultiple));
-  STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d hierarchy %s (%s)",
-              static_cast<void*>(c.get()), c->rank_, c->size_, c->hierarchy_.describe().c_str(),
-              c->hierarchySource_.c_str());
+  logInitComplete(
+      *c,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return c;
 }
 
@@ -70,10 +90,12 @@ Status Comm::assignUid() {
   // Every member proposes one more than the largest id it has handed out; all take the
   // largest proposal, so no member already holds a communicator with this id.
   static std::atomic<uint64_t> last{0};
-  const uint64_t mine = last.load() + 1;
-  std::vector<uint64_t> all(size_);
-  STRATA_RETURN_IF_ERROR(boot_->allGather(&mine, all.data(), sizeof(mine)));
-  uid_ = *std::max_element(all.begin(), all.end());
+  const uint64_t mine[2] = {last.load() + 1, freshNonce()};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(size_));
+  STRATA_RETURN_IF_ERROR(boot_->allGather(mine, all.data(), sizeof(mine)));
+  uid_ = 0;
+  for (int r = 0; r < size_; ++r) uid_ = std::max(uid_, all[2 * r]);
+  hash_ = all[1];  // rank 0's nonce, as every member received it
   uint64_t seen = last.load();
   while (seen < uid_ && !last.compare_exchange_weak(seen, uid_)) {
   }
@@ -83,6 +105,7 @@ Status Comm::assignUid() {
 Status Comm::init(bool threadMultiple) {
   logSetRank(rank_);
   STRATA_RETURN_IF_ERROR(assignUid());
+  logInitStart(*this, "from MPI");
   StatusOr<Settings> settings = Settings::fromEnv();
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, settings.status()));
   settings_ = settings.take();
@@ -236,6 +259,9 @@ Status Comm::buildLevels() {
       fabric::createFabric(flat->fabricName, *flat->boot, fabricOptions_);
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, f.status()));
   flat->fabric = f.take();
+  STRATA_INFO(kSubsysInit | kSubsysFabric,
+              "commHash %s host fabric %s for the whole communicator: %d ranks",
+              hashText(hash_).c_str(), flat->fabricName.c_str(), size_);
   flat_ = std::move(flat);
   return Status::ok();
 }
@@ -251,8 +277,10 @@ Status Comm::loadPlans() {
     planSource_ = "planner (cost model)";
     return Status::ok();
   }
+  std::string layout;  // the one the file records
   StatusOr<std::vector<plan::PlanRule>> rules = [&]() -> StatusOr<std::vector<plan::PlanRule>> {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile pf, plan::loadPlanFile(file));
+    layout = pf.layout;
     return plan::resolvePlanFile(pf, hierarchy_, fabric::fabricNames(), file);
   }();
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, rules.status()));
@@ -265,6 +293,12 @@ Status Comm::loadPlans() {
   }
   planRules_ = rules.take();
   planSource_ = "plan file " + file;
+  // Its rules fit this hierarchy's levels, but sizes tuned on another layout may not suit it:
+  // the init log says so (logInitComplete prints planSource_).
+  const std::string mine = plan::planLayout(hierarchy_);
+  if (!layout.empty() && layout != mine) {
+    planSource_ += " (written for " + layout + ", this job's layout is " + mine + ")";
+  }
   return Status::ok();
 }
 

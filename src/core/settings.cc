@@ -100,9 +100,9 @@ const std::vector<AgreedSetting>& agreedSettings() {
 
 const std::vector<const char*>& localSettings() {
   static const std::vector<const char*> names = {
-      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_HOSTNAME",
-      "STRATA_TOPO_FILE", "STRATA_PLAN_FILE",      "STRATA_PLAN_DUMP_FILE",
-      "STRATA_PROGRESS",  "STRATA_MPI_CUDA_AWARE", "STRATA_TIMEOUT",
+      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_DEBUG_FILE",     "STRATA_HOSTNAME",
+      "STRATA_TOPO_FILE", "STRATA_PLAN_FILE",      "STRATA_PLAN_DUMP_FILE", "STRATA_PROGRESS",
+      "STRATA_MPI_CUDA_AWARE", "STRATA_TIMEOUT",
       // Read where a library is loaded, not by a communicator.
       "STRATA_NCCL_REAL_LIB", "STRATA_NCCL_FALLBACK",
   };

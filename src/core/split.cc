@@ -1,10 +1,13 @@
 // strataCommSplit (Comm::split): a communicator over some of this one's ranks, with the
 // hierarchy of its members and this one's settings.
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <vector>
 
 #include "common/log.h"
 #include "core/comm.h"
+#include "core/describe.h"
 #include "fabrics/registry.h"
 
 namespace strata::core {
@@ -43,11 +46,23 @@ Status checkSameWire(const std::vector<int>& colors, const std::vector<int>& wir
   return Status::ok();
 }
 
+// The hash of a split's communicator: its lineage (the parent's hash, which split of the parent,
+// the color), so every member computes it alone, and two children of one split differ.
+uint64_t splitHash(uint64_t parent, uint64_t index, int color) {
+  uint64_t x = 0xcbf29ce484222325ull;
+  for (uint64_t v : {parent, index, static_cast<uint64_t>(static_cast<uint32_t>(color))}) {
+    for (int i = 0; i < 8; ++i) x = (x ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+  }
+  return x;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptions& opts) {
   // The calls issued before the split run first, on every rank: the split is the next call.
   STRATA_RETURN_IF_ERROR(engine_->drain());
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t splitIndex = ++splits_;  // every member counts every split, in the same order
   const int mine[3] = {color < 0 ? -1 : color, key,
                        opts.compress ? static_cast<int>(*opts.compress) : kInheritWire};
   std::vector<int> all(3 * static_cast<size_t>(size_));
@@ -71,6 +86,9 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
     child->rank_ = child->boot_->rank();
     child->size_ = child->boot_->size();
     child->engine_ = std::make_shared<Engine>(false);
+    child->hash_ = splitHash(hash_, splitIndex, mine[0]);
+    logInitStart(*child, "split of commHash " + hashText(hash_) + " color " +
+                             std::to_string(mine[0]) + " key " + std::to_string(key));
     made = boot::agree(*child->boot_, h.status());
     if (made.isOk()) made = child->initFrom(*this, h.take(), opts);
   }
@@ -79,14 +97,16 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
   const Status all_ok = boot::agree(*boot_, made);
   if (!all_ok.isOk()) return all_ok;
   if (!child) return std::unique_ptr<Comm>();
-  STRATA_INFO(kSubsysInit, "comm %p split from %p: color %d key %d, rank %d of %d, hierarchy %s",
-              static_cast<void*>(child.get()), static_cast<void*>(this), color, key, child->rank_,
-              child->size_, child->hierarchy_.describe().c_str());
+  logInitComplete(
+      *child,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return child;
 }
 
 Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts) {
+  const uint64_t lineage = hash_;  // split() set it; assignUid's nonce is not wanted here
   STRATA_RETURN_IF_ERROR(assignUid());
+  hash_ = lineage;
   settings_ = parent.settings_;
   // Before anything reads them: the wire type shapes the fabrics' options and the plans.
   if (opts.compress) settings_.compress = *opts.compress;

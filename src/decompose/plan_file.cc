@@ -24,7 +24,7 @@ using yaml::kindOf;
 // Far above any real plan file; it keeps a wrong path (/dev/zero) from being read forever.
 constexpr size_t kMaxFileBytes = 1 << 20;
 
-const std::vector<std::string> kTopKeys = {"rules", "measured"};
+const std::vector<std::string> kTopKeys = {"rules", "measured", "layout"};
 const std::vector<std::string> kRuleKeys = {"min_bytes", "max_bytes", "plan", "stages"};
 const std::vector<std::string> kStageKeys = {"stage", "fabric", "algorithm", "chunk_bytes", "wire"};
 const std::vector<std::string> kMeasuredKeys = {"bandwidth_GBps", "latency_us"};
@@ -428,6 +428,14 @@ StatusOr<PlanFile> parseDocument(const YAML::Node& root, const std::string& sour
   }
   if (const Entry* measured = yaml::find(entries, "measured")) {
     STRATA_RETURN_IF_ERROR(parseMeasured(*measured, errors, &file));
+  }
+  if (const Entry* layout = yaml::find(entries, "layout")) {
+    if (!layout->value.IsScalar()) {
+      return errors.at(layout->keyNode.Mark(),
+                       "layout must be text such as \"node(4) x network(2), 8 ranks\", found " +
+                           kindOf(layout->value));
+    }
+    file.layout = layout->value.Scalar();
   }
   return file;
 }

@@ -12,8 +12,13 @@
 //         - all_gather@node
 //   measured:                            # optional; strata-tune writes it
 //     node: {bandwidth_GBps: 21.5, latency_us: 1.8}
+//   layout: "node(4) x network(2), 8 ranks"   # optional; strata-tune and STRATA_PLAN_DUMP_FILE
+//                                            # write it
 //
-// The top level holds `rules` (required, a non-empty list) and `measured` (optional). A rule
+// The top level holds `rules` (required, a non-empty list), `measured` (optional) and `layout`
+// (optional text: the hierarchy the file was written for, planLayout(); it changes nothing but
+// the messages, which compare it with the job's when the file does not fit, or fits another
+// layout). A rule
 // covers message sizes [min_bytes, max_bytes) and holds exactly one of:
 //   plan: passthrough  one MPI_Allreduce on the whole communicator;
 //   plan: flat         one ring allreduce over every level at once;
@@ -64,10 +69,10 @@ struct RawStage {
   bool allLevels = false;           // `plan: flat`: every level of the hierarchy
   std::string fabric;               // empty: the fabric of the stage's outermost level (plan.h)
   std::string algorithm = "auto";
-  size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+  size_t chunkBytes = 0;         // 0: STRATA_CHUNK_BYTES
   std::optional<WireType> wire;  // unset: STRATA_COMPRESS decides
-  int line = 0;           // where the stage is written (its reduce_scatter or allreduce entry)
-  int fabricLine = 0;     // where its fabric is given, when it is
+  int line = 0;        // where the stage is written (its reduce_scatter or allreduce entry)
+  int fabricLine = 0;  // where its fabric is given, when it is
 };
 
 struct PlanRule {
@@ -85,7 +90,11 @@ struct PlanFile {
   // Level name -> link measured by strata-tune (source "measured", kind unknown).
   std::map<std::string, topo::LinkModel> measured;
   std::map<std::string, int> measuredLines;  // level name -> line of its entry
+  std::string layout;                        // `layout:`, empty when the file has none
 };
+
+// The layout a plan file records and messages compare: "node(4) x network(2), 8 ranks".
+std::string planLayout(const topo::Hierarchy& h);
 
 // Parses YAML text: syntax and shape only (keys, sizes, ops, the order of the stages). `source`
 // names the text in messages (a path, or "<string>").
@@ -99,14 +108,15 @@ StatusOr<PlanFile> loadPlanFile(const std::string& path);
 // against `h` (checkPlan), `measured` names against `h`, and that the rules, sorted by
 // min_bytes, start at 0, leave no gap, do not overlap and have no upper bound at the end.
 // Returns the rules sorted by minBytes, with their plans' stages filled. Logs a failure once
-// (WARN, PLAN).
+// (WARN, PLAN). A failure's message ends with the layout the file was written for (when it
+// records one) and `h`'s, since a file made for another job is the usual cause.
 StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo::Hierarchy& h,
                                                 const std::vector<std::string>& knownFabrics,
                                                 const std::string& source);
 
 // The plan-file text of resolved rules, which parsePlanFile and resolvePlanFile read back to the
 // same rules: a comment header (the hierarchy), each rule's name and note as a comment, sizes
-// with the largest exact binary suffix, and a `measured` map when one is given.
+// with the largest exact binary suffix, a `measured` map when one is given, and `layout`.
 std::string formatPlanFile(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
                            const std::map<std::string, topo::LinkModel>& measured = {});
 

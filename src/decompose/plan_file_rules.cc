@@ -190,6 +190,8 @@ std::string formatRules(const std::vector<PlanRule>& rules, const topo::Hierarch
       out += "      - " + stageEntry(h, "all_gather", stages[s], false) + "\n";
     }
   }
+  // The layout is for messages only, so the hash (comments off) leaves it out.
+  if (comments) out += "layout: \"" + planLayout(h) + "\"  # the hierarchy it was written for\n";
   if (measured.empty()) return out;
   out += comments ? "measured:  # links measured by strata-tune\n" : "measured:\n";
   // Hierarchy order first, so the file reads innermost first; any other names after.
@@ -234,6 +236,8 @@ StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo
           "measured link for unknown level '" + it->first + "'; levels: " + levelNames(h));
     }
   }
+  // Failures so far are the rules against `h` (levels, plans); the ranges below are not.
+  const bool againstHierarchy = !status.isOk();
   if (status.isOk()) {
     // Stable, so that rules with equal min_bytes keep file order and the overlap message names
     // them in the order written.
@@ -242,8 +246,22 @@ StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo
     status = checkRanges(rules, errors);
   }
   if (status.isOk()) return rules;
+  if (againstHierarchy) {
+    // A file tuned on another job is the usual reason it does not fit: name both layouts.
+    const std::string mine = planLayout(h);
+    status = Status(
+        status.code(),
+        status.message() +
+            (file.layout.empty()
+                 ? "; this job's layout is " + mine + " (the file records none: no `layout:`)"
+                 : "; the file was written for " + file.layout + ", this job's layout is " + mine));
+  }
   STRATA_WARN(kSubsysPlan, "%s", status.message().c_str());
   return status;
+}
+
+std::string planLayout(const topo::Hierarchy& h) {
+  return h.describe() + ", " + std::to_string(h.numRanks()) + " ranks";
 }
 
 std::string formatPlanFile(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,

@@ -69,7 +69,7 @@ StatusOr<std::unique_ptr<Fabric>> createDeviceFabric(boot::Bootstrap& group, Fab
   // nccl agrees on its own failures (its init is collective); the others are local.
   if (choice != DeviceChoice::kNccl) STRATA_RETURN_IF_ERROR(boot::agree(group, made.status()));
   if (!made.isOk()) return made.status();
-  STRATA_INFO(kSubsysFabric, "device fabric of a group of %d: %s", group.size(),
+  STRATA_INFO(kSubsysInit | kSubsysFabric, "device fabric of a group of %d: %s", group.size(),
               deviceChoiceName(choice));
   return made;
 }
