@@ -130,6 +130,13 @@ Relation pciRelation(const PciPlace& a, const PciPlace& b) {
   if (!a.busid.empty() && normalizeBusid(a.busid) == normalizeBusid(b.busid)) {
     return Relation{PathType::kSelf, 0};
   }
+  // Two functions of one device (the ports of a dual-port HCA) share its link: no bridge
+  // between them, whatever the file shows above it.
+  BusId ia, ib;
+  if (parseBusid(a.busid, &ia) && parseBusid(b.busid, &ib) && ia.domain == ib.domain &&
+      ia.bus == ib.bus && ia.device == ib.device) {
+    return Relation{PathType::kPix, 0};
+  }
   Chain ca = chainOf(a), cb = chainOf(b);
   size_t common = sharedBridges(ca, cb);
   if (common > 0) {

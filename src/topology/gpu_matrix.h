@@ -32,6 +32,7 @@ struct Relation {
 // "0000:3a" or "hostbridge0"), and otherwise it is taken to be the domain:bus the top bridge (or
 // the device, when there is none) sits on, which is the host bridge's root bus. Then:
 //   kSelf  the same busid;
+//   kPix   also: two functions of one device (same domain, bus and device);
 //   kPix   the chains share a bridge and neither device is more than one bridge below the
 //          deepest shared one (both behind one switch, or one root port);
 //   kPxb   they share a bridge, and one device is deeper (nested switches);

@@ -65,6 +65,14 @@ TEST_CASE("gpu matrix: two devices behind one switch are PIX", "[gpu_matrix]") {
                  place("0000:09:00.0", {"0000:07:00.0"})) == PathType::kPix);
 }
 
+TEST_CASE("gpu matrix: two functions of one device are PIX", "[gpu_matrix]") {
+  // Sierra's v1 export hangs both ports of an HCA straight on the host bridge.
+  CHECK(relation(place("0003:01:00.0", {}, 0, 0), place("0003:01:00.1", {}, 0, 0)) ==
+        PathType::kPix);
+  CHECK(relation(place("0003:01:00.0", {}, 0, 0), place("0003:02:00.0", {}, 0, 0)) ==
+        PathType::kNode);
+}
+
 TEST_CASE("gpu matrix: nested switches are PXB", "[gpu_matrix]") {
   PciPlace deep = place("0000:1c:00.0", {kRoot, kUp, kDown0, "0000:1a:00.0", "0000:1b:00.0"});
   PciPlace shallow = place("0000:1d:00.0", {kRoot, kUp, kDown2});
