@@ -42,7 +42,7 @@ std::string difference(const topo::Hierarchy& saved, const topo::Hierarchy& load
 
 // A host description's source in user terms (NodeTopology::source: "live", "hwloc xml F", ...).
 std::string sourceInWords(const std::string& source) {
-  if (source == "live") return "this host's hwloc detection, InfiniBand sysfs and CUDA/NVML";
+  if (source == "live") return "live detection (hwloc, InfiniBand sysfs, CUDA/NVML)";
   if (source.empty()) return "an unnamed description";
   return source;
 }
