@@ -88,8 +88,7 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
   }
   const int gpus = static_cast<int>(t.gpus.size());
   topo::Cluster c;
-  c.origin = nodes == 1 ? "one node"
-                        : std::to_string(nodes) + " identical nodes assumed (--nodes)";
+  c.origin = nodes == 1 ? "one node" : std::to_string(nodes) + " identical nodes assumed (--nodes)";
   for (int n = 0; n < nodes; ++n) {
     const std::string host = nodes == 1 && !t.host.empty() ? t.host : "node" + std::to_string(n);
     for (int i = 0; i < ranksPerNode; ++i) {
@@ -120,7 +119,8 @@ StatusOr<LevelsReport> levelsOfTopoFile(const std::string& path, int nranks) {
   STRATA_ASSIGN_OR_RETURN(topo::TopoFile file, topo::loadTopoFile(path, fabric::fabricNames()));
   STRATA_ASSIGN_OR_RETURN(topo::Hierarchy h, topo::hierarchyFromTopoFile(file, path, nranks));
   // As strataCommInitMPI does: levels whose groups have one child move nothing.
-  return LevelsReport{h.withoutTrivialLevels(), {}, "from the topology file " + path + " (STRATA_TOPO_FILE)"};
+  return LevelsReport{
+      h.withoutTrivialLevels(), {}, "from the topology file " + path + " (STRATA_TOPO_FILE)"};
 }
 
 std::string formatLevels(const LevelsReport& report) {

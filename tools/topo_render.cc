@@ -98,15 +98,10 @@ std::string formatNumber(double value) {
 }
 
 std::string formatRanges(const std::vector<int>& values) {
+  // The kernel's list format ("0-3,5,7-8") with room after each comma, for prose.
   std::string out;
-  for (size_t i = 0; i < values.size();) {
-    size_t j = i;
-    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(values[i]);
-    if (j > i) out += "-" + std::to_string(values[j]);
-    i = j + 1;
-  }
+  for (char c : topo::formatCpuList(values))
+    out += c == ',' ? std::string(", ") : std::string(1, c);
   return out;
 }
 

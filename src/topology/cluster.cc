@@ -48,8 +48,7 @@ std::vector<int> nvlinkComponents(const NodeTopology& t) {
 // name the level's link smp, not pcie.
 void keepSlowest(LinkModel* level, const LinkModel& candidate) {
   if (level->kind == LinkKind::kUnknown || candidate.bandwidthGBps < level->bandwidthGBps ||
-      (candidate.bandwidthGBps == level->bandwidthGBps &&
-       candidate.latencyUs > level->latencyUs)) {
+      (candidate.bandwidthGBps == level->bandwidthGBps && candidate.latencyUs > level->latencyUs)) {
     *level = candidate;
   }
 }

@@ -480,7 +480,7 @@ class Reader {
   std::vector<GpuExtra> extras_;  // parallel to topo_.gpus
   std::vector<int> numaIndex_;    // logical NUMA index of each <cpu>, in document order
   std::set<std::string> nvswitchBusids_;
-  std::string cpuAffinity_;   // of the <cpu> being walked, for its GPUs
+  std::string cpuAffinity_;  // of the <cpu> being walked, for its GPUs
   std::string numaAffinity_;
   bool sawGpuElement_ = false;
 };

@@ -27,10 +27,10 @@ enum class LinkKind {
   kEfa,
 };
 
-const char* linkKindName(LinkKind kind);
-// OS indices as nvidia-smi and the kernel write CPU lists: "0-23,48-71"; "" for none.
-std::string formatCpuList(const std::vector<int>& sorted);  // "nvlink", "pcie", "smp", "infiniband", ...
+const char* linkKindName(LinkKind kind);  // "nvlink", "pcie", "smp", "infiniband", ...
 bool parseLinkKind(const std::string& name, LinkKind* kind);
+// Sorted OS indices as nvidia-smi and the kernel write CPU lists: "0-23,48-71"; "" for none.
+std::string formatCpuList(const std::vector<int>& sorted);
 
 // A link's cost in the alpha-beta sense, and where the numbers came from.
 struct LinkModel {
@@ -89,7 +89,7 @@ struct NodeTopology {
   std::vector<Gpu> gpus;
   std::vector<Nic> nics;
   std::vector<GpuLink> links;
-  int nvswitches = 0;     // NVSwitch devices seen
+  int nvswitches = 0;  // NVSwitch devices seen
   // Whether the source can show NVLink at all: nvidia-smi output, an NCCL dump with <gpu>
   // elements, an hwloc XML with an NVLinkBandwidth matrix, NVML. When false, an empty `links`
   // means "not known", not "no NVLink" (a hand-written NCCL file lists PCI class codes only).

@@ -335,7 +335,7 @@ NodeTopology buildTopology(const Table& table, const std::string& path) {
   const ConnectionMatrix& m = table.matrix;
   NodeTopology topo;
   topo.source = "nvidia-smi " + path;
-  topo.nvlinkKnown = true;  // nvidia-smi prints NV# for every NVLink it knows of
+  topo.nvlinkKnown = true;                   // nvidia-smi prints NV# for every NVLink it knows of
   std::map<std::string, std::string> alias;  // "NIC0" -> "mlx5_0"
   for (const std::string& entry : m.legend) {
     const size_t colon = entry.find(": ");

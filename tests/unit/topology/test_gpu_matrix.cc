@@ -232,8 +232,7 @@ TEST_CASE("gpu matrix: NVSwitch pairs print their link count, wider columns stay
   CHECK(text.find("NIC Legend") == std::string::npos);
 }
 
-TEST_CASE("gpu matrix: an unnamed NIC's legend says unknown, with what is known",
-          "[gpu_matrix]") {
+TEST_CASE("gpu matrix: an unnamed NIC's legend says unknown, with what is known", "[gpu_matrix]") {
   Nic named;
   named.name = "mlx5_0";
   CHECK(nicLegendEntry(0, named) == "NIC0: mlx5_0");
@@ -248,8 +247,8 @@ TEST_CASE("gpu matrix: an unnamed NIC's legend says unknown, with what is known"
   const ConnectionMatrix m = connectionMatrix(nicsOnly);
   CHECK(m.cpuAffinity.empty());
   CHECK(formatMatrix(m).find("Affinity") == std::string::npos);
-  CHECK(m.legend == std::vector<std::string>{"NIC0: unknown (efa, pci 0000:10:1b.0)",
-                                             "NIC1: mlx5_0"});
+  CHECK(m.legend ==
+        std::vector<std::string>{"NIC0: unknown (efa, pci 0000:10:1b.0)", "NIC1: mlx5_0"});
 }
 
 TEST_CASE("gpu matrix: an empty node prints only the legend", "[gpu_matrix]") {

@@ -113,9 +113,8 @@ TEST_CASE("hwloc golden: nvidiaDGX2", "[topology][hwloc]") {
   CHECK(first.pci.numa == 0);
   // The host bridge (named by the bus it leads to), root port 2b:00.0, four PLX switch ports.
   CHECK(first.pci.bridges == std::vector<std::string>{"hostbridge 0000:2b", "0000:2b:00.0",
-                                                      "0000:2c:00.0",
-                                                      "0000:2d:04.0", "0000:32:00.0",
-                                                      "0000:33:00.0"});
+                                                      "0000:2c:00.0", "0000:2d:04.0",
+                                                      "0000:32:00.0", "0000:33:00.0"});
   // pci_link_speed 15.753846 GB/s: 16 lanes of 8 GT/s with 128b/130b.
   CHECK(first.pci.linkGen == 3);
   CHECK(first.pci.linkWidth == 16);

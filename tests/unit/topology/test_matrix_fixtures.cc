@@ -167,9 +167,8 @@ TEST_CASE("fixture matrix: hwloc sierra, one host bridge per device group", "[ma
   // mlx5_2/3 likewise on NUMA node 8; the two sockets are SYS apart.
   const NodeTopology t = hwloc("sierra.xml");
   const ConnectionMatrix m = connectionMatrix(t);
-  CHECK(m.legend == std::vector<std::string>{"NIC0: mlx5_0", "NIC1: mlx5_1",
-                                             "NIC2: enP5p1s0f0", "NIC3: enP5p1s0f1",
-                                             "NIC4: mlx5_2", "NIC5: mlx5_3"});
+  CHECK(m.legend == std::vector<std::string>{"NIC0: mlx5_0", "NIC1: mlx5_1", "NIC2: enP5p1s0f0",
+                                             "NIC3: enP5p1s0f1", "NIC4: mlx5_2", "NIC5: mlx5_3"});
   CHECK(m.cells == rows({
                        "X    PHB  SYS  SYS  NODE NODE NODE NODE SYS  SYS",
                        "PHB  X    SYS  SYS  NODE NODE NODE NODE SYS  SYS",
