@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -39,6 +40,38 @@ std::string difference(const topo::Hierarchy& saved, const topo::Hierarchy& load
   return "";
 }
 
+// A host description's source in user terms (NodeTopology::source: "live", "hwloc xml F", ...).
+std::string sourceInWords(const std::string& source) {
+  if (source == "live") return "live detection (hwloc, InfiniBand sysfs, CUDA/NVML)";
+  if (source.empty()) return "an unnamed description";
+  return source;
+}
+
+// Where the levels came from: the hosts and how each was described.
+std::string originOf(const topo::Cluster& cluster) {
+  std::set<std::string> sources;
+  size_t undescribed = 0;
+  std::set<std::string> hosts;
+  for (const topo::RankPlace& r : cluster.ranks) hosts.insert(r.host);
+  for (const std::string& host : hosts) {
+    auto it = cluster.hosts.find(host);
+    if (it == cluster.hosts.end()) {
+      ++undescribed;
+    } else {
+      sources.insert(sourceInWords(it->second.source));
+    }
+  }
+  std::string described;
+  for (const std::string& s : sources) described += (described.empty() ? "" : "; ") + s;
+  if (undescribed > 0) {
+    described += (described.empty() ? "" : "; ") + std::to_string(undescribed) + " host" +
+                 (undescribed == 1 ? "" : "s") + " not described";
+  }
+  const std::string count = std::to_string(hosts.size()) + " host" + (hosts.size() == 1 ? "" : "s");
+  if (!cluster.origin.empty()) return "from " + described + "; " + cluster.origin;
+  return "from the ranks' host names (" + count + ") and each host's description: " + described;
+}
+
 }  // namespace
 
 int defaultRanksPerNode(const topo::NodeTopology& node) {
@@ -55,6 +88,7 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
   }
   const int gpus = static_cast<int>(t.gpus.size());
   topo::Cluster c;
+  c.origin = nodes == 1 ? "one node" : std::to_string(nodes) + " identical nodes assumed (--nodes)";
   for (int n = 0; n < nodes; ++n) {
     const std::string host = nodes == 1 && !t.host.empty() ? t.host : "node" + std::to_string(n);
     for (int i = 0; i < ranksPerNode; ++i) {
@@ -78,15 +112,15 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
 StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster) {
   STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch,
                           topo::buildClusterHierarchy(cluster, "shm", "mpi"));
-  return LevelsReport{std::move(ch.hierarchy), std::move(ch.differences),
-                      "detected: buildClusterHierarchy"};
+  return LevelsReport{std::move(ch.hierarchy), std::move(ch.differences), originOf(cluster)};
 }
 
 StatusOr<LevelsReport> levelsOfTopoFile(const std::string& path, int nranks) {
   STRATA_ASSIGN_OR_RETURN(topo::TopoFile file, topo::loadTopoFile(path, fabric::fabricNames()));
   STRATA_ASSIGN_OR_RETURN(topo::Hierarchy h, topo::hierarchyFromTopoFile(file, path, nranks));
   // As strataCommInitMPI does: levels whose groups have one child move nothing.
-  return LevelsReport{h.withoutTrivialLevels(), {}, "topology file " + path};
+  return LevelsReport{
+      h.withoutTrivialLevels(), {}, "from the topology file " + path + " (STRATA_TOPO_FILE)"};
 }
 
 std::string formatLevels(const LevelsReport& report) {

@@ -27,7 +27,9 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
 struct LevelsReport {
   topo::Hierarchy hierarchy;
   std::vector<std::string> differences;  // between hosts, from buildClusterHierarchy
-  std::string source;                    // how the hierarchy was made
+  std::string source;  // where the hierarchy came from, in user terms: "from nccl xml F; one
+                       // node", "from the ranks' host names (2 hosts) and each host's ...",
+                       // "topology file F"
 };
 
 // The levels strataCommInitMPI detects for `cluster`: buildClusterHierarchy(cluster, "shm", "mpi").

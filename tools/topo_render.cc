@@ -98,15 +98,10 @@ std::string formatNumber(double value) {
 }
 
 std::string formatRanges(const std::vector<int>& values) {
+  // The kernel's list format ("0-3,5,7-8") with room after each comma, for prose.
   std::string out;
-  for (size_t i = 0; i < values.size();) {
-    size_t j = i;
-    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(values[i]);
-    if (j > i) out += "-" + std::to_string(values[j]);
-    i = j + 1;
-  }
+  for (char c : topo::formatCpuList(values))
+    out += c == ',' ? std::string(", ") : std::string(1, c);
   return out;
 }
 
@@ -150,7 +145,13 @@ std::string formatLinks(const NodeTopology& t) {
         << laneText(*link, topo::gpuPairLink(t, pair.first, pair.second).bandwidthGBps)
         << generationText(*link) << "\n";
   }
-  if (pairs.empty() && n > 1) out << "  no NVLink: GPUs talk over PCIe and SMP (see the matrix)\n";
+  if (pairs.empty() && n > 1) {
+    // Say "none" only where the source could have shown NVLink (see NodeTopology::nvlinkKnown).
+    out << (t.nvlinkKnown ? "  no NVLink: GPUs talk over PCIe and SMP (see the matrix)\n"
+                          : "  no NVLink information in " +
+                                (t.source.empty() ? std::string("the input") : t.source) +
+                                ": the matrix and levels assume PCIe and SMP only\n");
+  }
   if (t.packages > 1) {
     const topo::LinkModel& s = t.interSocket;
     if (s.kind == LinkKind::kUnknown) {
@@ -220,7 +221,11 @@ std::string formatNodeMatrix(const NodeDescription& node) {
   if (node.topo.gpus.empty() && node.topo.nics.empty()) {
     return "(none: the node has no GPU and no NIC)\n";
   }
-  return topo::formatMatrix(topo::connectionMatrix(node.topo));
+  std::string out = topo::formatMatrix(topo::connectionMatrix(node.topo));
+  if (!node.topo.nvlinkKnown && node.topo.gpus.size() > 1) {
+    out += "\nNo NVLink information in the input: GPU pairs show their PCIe/SMP path only.\n";
+  }
+  return out;
 }
 
 nlohmann::json nodeJson(const NodeDescription& node) {
@@ -235,6 +240,8 @@ nlohmann::json nodeJson(const NodeDescription& node) {
   j["matrix"] = nlohmann::json{{"names", m.names},
                                {"cells", m.cells},
                                {"legend", m.legend},
+                               {"cpu_affinity", m.cpuAffinity},
+                               {"numa_affinity", m.numaAffinity},
                                {"from_file", node.matrix.has_value()}};
   return j;
 }

@@ -43,9 +43,12 @@ std::vector<int> nvlinkComponents(const NodeTopology& t) {
   return comp;
 }
 
-// The slower of two links (the level is as fast as its slowest group).
+// The slower of two links (the level is as fast as its slowest group). On equal bandwidth the
+// one with more latency is slower: an SMP path capped at its PCIe legs' bandwidth must still
+// name the level's link smp, not pcie.
 void keepSlowest(LinkModel* level, const LinkModel& candidate) {
-  if (level->kind == LinkKind::kUnknown || candidate.bandwidthGBps < level->bandwidthGBps) {
+  if (level->kind == LinkKind::kUnknown || candidate.bandwidthGBps < level->bandwidthGBps ||
+      (candidate.bandwidthGBps == level->bandwidthGBps && candidate.latencyUs > level->latencyUs)) {
     *level = candidate;
   }
 }

@@ -32,6 +32,9 @@ struct Cluster {
   std::vector<RankPlace> ranks;               // by rank
   std::map<std::string, NodeTopology> hosts;  // by host name; a host may be missing (then
                                               // nothing is known of it beyond its ranks)
+  // How the ranks were placed, for people: empty when each rank named its own host (an MPI
+  // job), else e.g. "4 identical nodes assumed (--nodes)" for a cluster made up by a tool.
+  std::string origin;
 };
 
 struct ClusterHierarchy {

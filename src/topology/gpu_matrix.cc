@@ -130,6 +130,13 @@ Relation pciRelation(const PciPlace& a, const PciPlace& b) {
   if (!a.busid.empty() && normalizeBusid(a.busid) == normalizeBusid(b.busid)) {
     return Relation{PathType::kSelf, 0};
   }
+  // Two functions of one device (the ports of a dual-port HCA) share its link: no bridge
+  // between them, whatever the file shows above it.
+  BusId ia, ib;
+  if (parseBusid(a.busid, &ia) && parseBusid(b.busid, &ib) && ia.domain == ib.domain &&
+      ia.bus == ib.bus && ia.device == ib.device) {
+    return Relation{PathType::kPix, 0};
+  }
   Chain ca = chainOf(a), cb = chainOf(b);
   size_t common = sharedBridges(ca, cb);
   if (common > 0) {
@@ -137,12 +144,12 @@ Relation pciRelation(const PciPlace& a, const PciPlace& b) {
     return Relation{below <= 1 ? PathType::kPix : PathType::kPxb, 0};
   }
   if (!ca.host.empty() && ca.host == cb.host) return Relation{PathType::kPhb, 0};
-  // Different host bridges: the socket decides whether the SMP link is crossed.
-  if (a.package >= 0 && b.package >= 0) {
-    return Relation{a.package == b.package ? PathType::kNode : PathType::kSys, 0};
-  }
+  // Different host bridges: NODE within one NUMA node, SYS between two (the legend's words).
   if (a.numa >= 0 && b.numa >= 0) {
     return Relation{a.numa == b.numa ? PathType::kNode : PathType::kSys, 0};
+  }
+  if (a.package >= 0 && b.package >= 0) {
+    return Relation{a.package == b.package ? PathType::kNode : PathType::kSys, 0};
   }
   return Relation{PathType::kSys, 0};
 }
@@ -172,13 +179,23 @@ ConnectionMatrix connectionMatrix(const NodeTopology& topo) {
   int gpus = static_cast<int>(topo.gpus.size());
   std::vector<const PciPlace*> places;
   for (int g = 0; g < gpus; ++g) {
+    const Gpu& gpu = topo.gpus[g];
     m.names.push_back("GPU" + std::to_string(g));
-    places.push_back(&topo.gpus[g].pci);
+    m.cpuAffinity.push_back(gpu.cpuAffinity.empty() ? "N/A" : gpu.cpuAffinity);
+    m.numaAffinity.push_back(gpu.numaAffinity.empty() ? "N/A" : gpu.numaAffinity);
+    places.push_back(&gpu.pci);
   }
   for (size_t n = 0; n < topo.nics.size(); ++n) {
     m.names.push_back("NIC" + std::to_string(n));
-    m.legend.push_back("NIC" + std::to_string(n) + ": " + topo.nics[n].name);
+    m.legend.push_back(nicLegendEntry(static_cast<int>(n), topo.nics[n]));
     places.push_back(&topo.nics[n].pci);
+  }
+  if (gpus == 0) {  // no GPU row: no affinity columns, as nvidia-smi prints none for NICs
+    m.cpuAffinity.clear();
+    m.numaAffinity.clear();
+  } else {
+    m.cpuAffinity.resize(places.size());
+    m.numaAffinity.resize(places.size());
   }
   int size = static_cast<int>(places.size());
   m.cells.assign(size, std::vector<std::string>(size));
@@ -197,17 +214,38 @@ ConnectionMatrix connectionMatrix(const NodeTopology& topo) {
   return m;
 }
 
+std::string nicLegendEntry(int index, const Nic& nic) {
+  const std::string label = "NIC" + std::to_string(index) + ": ";
+  if (!nic.name.empty()) return label + nic.name;
+  // Hand-written NCCL files list NICs by PCI class alone: say what is known, and that the name
+  // is not.
+  std::string known = nic.type.empty() || nic.type == "unknown" ? "" : nic.type;
+  if (!nic.pci.busid.empty()) known += (known.empty() ? "" : ", ") + ("pci " + nic.pci.busid);
+  return label + "unknown" + (known.empty() ? "" : " (" + known + ")");
+}
+
 std::string formatMatrix(const ConnectionMatrix& m) {
   constexpr const char* kGap = "  ";
-  size_t size = m.names.size();
+  const size_t devices = m.names.size();
+  std::vector<std::string> header = m.names;
+  std::vector<std::vector<std::string>> rows = m.cells;
+  rows.resize(devices);
+  for (std::vector<std::string>& row : rows) row.resize(devices);
+  // The affinity columns follow the device columns, as in nvidia-smi, when there are any.
+  auto addColumn = [&](const char* title, const std::vector<std::string>& values) {
+    if (devices == 0 || values.size() != devices) return;
+    header.push_back(title);
+    for (size_t r = 0; r < devices; ++r) rows[r].push_back(values[r]);
+  };
+  addColumn("CPU Affinity", m.cpuAffinity);
+  addColumn("NUMA Affinity", m.numaAffinity);
+  const size_t size = header.size();
   // Column 0 holds the row names; column c + 1 holds device c.
   std::vector<size_t> width(size + 1, 0);
+  for (size_t r = 0; r < devices; ++r) width[0] = std::max(width[0], m.names[r].size());
   for (size_t c = 0; c < size; ++c) {
-    width[0] = std::max(width[0], m.names[c].size());
-    width[c + 1] = m.names[c].size();
-    for (size_t r = 0; r < size && r < m.cells.size(); ++r) {
-      if (c < m.cells[r].size()) width[c + 1] = std::max(width[c + 1], m.cells[r][c].size());
-    }
+    width[c + 1] = header[c].size();
+    for (size_t r = 0; r < devices; ++r) width[c + 1] = std::max(width[c + 1], rows[r][c].size());
   }
   auto emitRow = [&](const std::string& head, const std::vector<std::string>& cells) {
     std::string line = head + std::string(width[0] - head.size(), ' ');
@@ -218,19 +256,21 @@ std::string formatMatrix(const ConnectionMatrix& m) {
     line.erase(line.find_last_not_of(' ') + 1);
     return line + "\n";
   };
-  std::string out = size > 0 ? emitRow("", m.names) : "";
-  for (size_t r = 0; r < size; ++r) {
-    out += emitRow(m.names[r], r < m.cells.size() ? m.cells[r] : std::vector<std::string>{});
-  }
+  std::string out = devices > 0 ? emitRow("", header) : "";
+  for (size_t r = 0; r < devices; ++r) out += emitRow(m.names[r], rows[r]);
+  // nvidia-smi's own legend, so that both tools' matrices read the same.
   out +=
       "\nLegend:\n\n"
-      "  X    = the device itself\n"
-      "  NV#  = a path over # bonded NVLinks\n"
-      "  PIX  = at most one PCIe bridge\n"
-      "  PXB  = several PCIe bridges, without a host bridge\n"
-      "  PHB  = through a PCIe host bridge (the CPU)\n"
-      "  NODE = through host bridges within one NUMA node\n"
-      "  SYS  = across the inter-socket (SMP) interconnect\n";
+      "  X    = Self\n"
+      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+      "(e.g., QPI/UPI)\n"
+      "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
+      "within a NUMA node\n"
+      "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+      "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
+      "Bridge)\n"
+      "  PIX  = Connection traversing at most a single PCIe bridge\n"
+      "  NV#  = Connection traversing a bonded set of # NVLinks\n";
   if (!m.legend.empty()) {
     out += "\nNIC Legend:\n\n";
     for (const std::string& entry : m.legend) out += "  " + entry + "\n";

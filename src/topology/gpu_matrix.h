@@ -1,12 +1,13 @@
 // The GPU/NIC connection matrix in the style of `nvidia-smi topo -m`.
 //
+// The codes mean what nvidia-smi's legend says:
 //   X     the device itself
-//   NV#   a path over # bonded NVLinks
-//   PIX   at most one PCIe bridge
-//   PXB   several PCIe bridges, without a host bridge
-//   PHB   through a PCIe host bridge (the CPU)
-//   NODE  through host bridges within one NUMA node
-//   SYS   across the inter-socket (SMP) interconnect
+//   NV#   a bonded set of # NVLinks
+//   PIX   at most a single PCIe bridge
+//   PXB   multiple PCIe bridges, without the PCIe host bridge
+//   PHB   PCIe and a PCIe host bridge (typically the CPU)
+//   NODE  PCIe and the interconnect between PCIe host bridges within a NUMA node
+//   SYS   PCIe and the SMP interconnect between NUMA nodes (QPI/UPI, xGMI)
 #pragma once
 
 #include <string>
@@ -31,14 +32,15 @@ struct Relation {
 // "0000:3a" or "hostbridge0"), and otherwise it is taken to be the domain:bus the top bridge (or
 // the device, when there is none) sits on, which is the host bridge's root bus. Then:
 //   kSelf  the same busid;
+//   kPix   also: two functions of one device (same domain, bus and device);
 //   kPix   the chains share a bridge and neither device is more than one bridge below the
 //          deepest shared one (both behind one switch, or one root port);
 //   kPxb   they share a bridge, and one device is deeper (nested switches);
 //   kPhb   no shared bridge, same host bridge;
-//   kNode  no shared host bridge, same package (known) or same NUMA node (package unknown).
-//          nvidia-smi reports NODE for two NUMA nodes of one socket (AMD NPS, Intel SNC), since
-//          no inter-socket link is crossed;
-//   kSys   different packages (or NUMA nodes, when packages are unknown), or nothing known.
+//   kNode  no shared host bridge, same NUMA node (known) or same package (NUMA unknown);
+//   kSys   different NUMA nodes (or packages, when NUMA nodes are unknown), or nothing known.
+// NUMA nodes decide, as in nvidia-smi's legend ("between NUMA nodes"): two NUMA nodes of one
+// socket (AMD NPS, Intel SNC) are SYS apart, like two sockets.
 Relation pciRelation(const PciPlace& a, const PciPlace& b);
 
 // The number of bridges between two devices through the deepest bridge their chains share
@@ -57,14 +59,24 @@ struct ConnectionMatrix {
   std::vector<std::string> names;               // "GPU0".., then "NIC0"..
   std::vector<std::vector<std::string>> cells;  // "X", "NV12", "PIX", ...
   std::vector<std::string> legend;              // "NIC0: mlx5_0", ...
+  // Per row, nvidia-smi's "CPU Affinity" and "NUMA Affinity" columns: "0-23,48-71" and "0", or
+  // "N/A" for a GPU row whose source does not say; "" for NIC rows. Empty vectors: no columns
+  // (a matrix without GPUs).
+  std::vector<std::string> cpuAffinity;
+  std::vector<std::string> numaAffinity;
 };
 
 // GPUs then NICs, as nvidia-smi prints them. GPU pairs with a listed NVLink or NVSwitch link
 // show "NV<count>" ("NV" alone when the count is unknown); the rest show pciRelation's name.
+// The NIC legend names each NIC ("NIC0: mlx5_0"), or says what is known of an unnamed one
+// ("NIC0: unknown (efa, pci 0000:10:1b.0)"). GPU rows carry their affinity columns.
 ConnectionMatrix connectionMatrix(const NodeTopology& topo);
-// The matrix as aligned text, a header row then one row per device, followed by the legend of
-// the path names and, when there are NICs, "NIC Legend:" with m.legend.
+// The matrix as aligned text, a header row then one row per device (with "CPU Affinity" and
+// "NUMA Affinity" columns when there are GPUs), followed by the legend of the path names and,
+// when there are NICs, "NIC Legend:" with m.legend.
 std::string formatMatrix(const ConnectionMatrix& m);
+// The NIC legend entry of nic `index`: "NIC0: mlx5_0", else "NIC0: unknown (type, pci busid)".
+std::string nicLegendEntry(int index, const Nic& nic);
 // "X", "PIX", "PXB", "PHB", "NODE", "SYS"; "NV" + nvlinks for kNvlink.
 std::string pathTypeName(const Relation& relation);
 

@@ -131,8 +131,11 @@ int numaOf(hwloc_topology* topo, hwloc_obj_t anc) {
 }
 
 // Where `obj` (a PCI device, or an OS device with no PCI parent) sits. Bridges are the PCI
-// bridges from just below the host bridge down to the device, by busid; host bridges are left
-// out, since hwloc gives them no busid of their own (only the bus range they lead to).
+// bridges from just below the host bridge down to the device, by busid, after a first entry
+// naming the host bridge: hwloc gives a host bridge no busid, only the bus range it leads to, so
+// it is named "hostbridge dddd:bb" by its domain and secondary bus. Guessing it from the root
+// bus of the top bridge instead would merge two sockets' host bridges that both lead to bus 00
+// (PHB where nvidia-smi says SYS), and split one host bridge's devices on buses 04 and 05.
 PciPlace placeOf(hwloc_topology* topo, hwloc_obj_t obj) {
   PciPlace place;
   if (obj->type == HWLOC_OBJ_PCI_DEVICE) {
@@ -142,6 +145,12 @@ PciPlace placeOf(hwloc_topology* topo, hwloc_obj_t obj) {
     for (hwloc_obj_t b = obj->parent; b != nullptr && b->type == HWLOC_OBJ_BRIDGE; b = b->parent) {
       if (b->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
         place.bridges.push_back(busid(b->attr->bridge.upstream.pci));
+      } else if (b->attr->bridge.downstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+        char host[48];
+        std::snprintf(host, sizeof(host), "hostbridge %04x:%02x",
+                      static_cast<unsigned>(b->attr->bridge.downstream.pci.domain),
+                      static_cast<unsigned>(b->attr->bridge.downstream.pci.secondary_bus));
+        place.bridges.push_back(host);
       }
     }
     std::reverse(place.bridges.begin(), place.bridges.end());
@@ -151,6 +160,26 @@ PciPlace placeOf(hwloc_topology* topo, hwloc_obj_t obj) {
     place.numa = numaOf(topo, anc);
   }
   return place;
+}
+
+// The CPUs and the NUMA node near `obj`, by OS index, as nvidia-smi topo -m's "CPU Affinity"
+// and "NUMA Affinity" give them (both come from the device's sysfs locality, as hwloc's do).
+// A device whose locality spans several NUMA nodes (a host bridge under the machine) has no
+// NUMA affinity: nvidia-smi prints N/A there too.
+void setAffinity(hwloc_topology* topo, hwloc_obj_t obj, Gpu* gpu) {
+  hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, obj);
+  if (anc == nullptr) return;
+  if (anc->cpuset != nullptr && !hwloc_bitmap_iszero(anc->cpuset) &&
+      hwloc_bitmap_weight(anc->cpuset) > 0) {  // weight -1: an infinite set, nothing to list
+    std::vector<int> cpus;
+    unsigned cpu = 0;
+    hwloc_bitmap_foreach_begin(cpu, anc->cpuset) { cpus.push_back(static_cast<int>(cpu)); }
+    hwloc_bitmap_foreach_end();
+    gpu->cpuAffinity = formatCpuList(cpus);
+  }
+  if (anc->nodeset != nullptr && hwloc_bitmap_weight(anc->nodeset) == 1) {
+    gpu->numaAffinity = std::to_string(hwloc_bitmap_first(anc->nodeset));
+  }
 }
 
 // One physical device as hwloc shows it: a PCI device (or, for OS devices without one, their
@@ -238,6 +267,7 @@ Gpu makeGpu(hwloc_topology* topo, const Device& d, const std::vector<hwloc_obj_t
   unsigned vendor = d.isPci ? d.obj->attr->pcidev.vendor_id : 0;
   gpu.vendor = vendorName(vendor, gpu.osdev, first != nullptr ? info(first, "GPUVendor") : nullptr);
   gpu.pci = placeOf(topo, d.isPci ? d.obj : compute.front());
+  setAffinity(topo, d.isPci ? d.obj : compute.front(), &gpu);
   return gpu;
 }
 

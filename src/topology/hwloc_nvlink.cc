@@ -47,6 +47,9 @@ void hwlocReadNvlinks(hwloc_topology* topo, const HwlocGpuIndex& gpuOf, NodeTopo
       dist == nullptr) {
     return;
   }
+  // hwloc's NVML backend writes this matrix whenever it sees NVIDIA GPUs: a GPU absent from it,
+  // or present with zeros, has no NVLink.
+  out->nvlinkKnown = true;
   const unsigned n = dist->nbobjs;
   // What each row stands for: a GPU (its index), an NVSwitch, or neither (a CPU package).
   std::vector<int> gpuAt(n, -1);

@@ -9,6 +9,13 @@
 // 0x02xxxx network controller), as NCCL's own class table does; such devices have no model
 // name, CUDA index or port rate, and those fields stay unknown rather than guessed.
 //
+// Host bridges: NCCL's format has none; a <pci> directly under a <cpu> hangs on that CPU's root
+// complex. Each such top <pci> is given the host bridge "<cpu numaid>/<domain:bus>", so devices
+// of different <cpu> never share one (GPU0 and GPU4 of a p4d, under the two sockets, are SYS
+// apart, not PHB), while those under one CPU share it when their top elements sit on one root
+// bus (the fake "ffff:ff:NN.0" switches of the cloud files all do: PHB, NCCL's PATH_PHB) and
+// not when the domains differ (NDv2's one domain per GPU: NODE).
+//
 // NUMA and packages: each <cpu> is one NUMA node (NCCL writes one per numaid). Nothing in the
 // format says which NUMA nodes share a socket (NDv4 lists 4 <cpu> for 2 EPYC sockets), so each
 // <cpu> is also counted as its own package. NUMA/package indices are logical: the rank of the
@@ -40,6 +47,8 @@ constexpr const char* kNvlinkCpuClass = "0x068001";  // POWER9 NVLink to the CPU
 // PCI trees are a few bridges deep (a DGX's GPUs sit 4 below the root port). The walk recurses
 // per <pci>, so the nesting a file may ask for is bounded well below what the stack takes.
 constexpr int kMaxPciDepth = 32;
+// The kernel's cpumask words; 4096 of them (131072 CPUs) is beyond any machine.
+constexpr size_t kMaxMaskWords = 4096;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -157,6 +166,7 @@ class Reader {
       ctx.numa = numaIndex_[cpuIndex++];
       ctx.place.numa = ctx.numa;
       ctx.place.package = ctx.numa;  // one package per <cpu>: see the file comment
+      STRATA_RETURN_IF_ERROR(readAffinity(cpu));
       STRATA_RETURN_IF_ERROR(walkChildren(cpu, ctx, 0));
     }
     STRATA_RETURN_IF_ERROR(buildLinks());
@@ -168,6 +178,9 @@ class Reader {
       topo_.interSocket.kind = LinkKind::kSmp;
     }
     topo_.nvswitches = static_cast<int>(nvswitchBusids_.size());
+    // NCCL dumps a <gpu> (with its <nvlink>s) for every GPU it saw; files with bare PCI class
+    // codes say nothing about NVLink either way.
+    topo_.nvlinkKnown = sawGpuElement_;
     return std::move(topo_);
   }
 
@@ -217,12 +230,13 @@ class Reader {
     const std::string rawBusid = pci.attribute("busid").value();
     if (rawBusid.empty()) return fail(lineOf(pci.offset_debug()), "<pci> without a busid");
     Context ctx = outer;
+    if (ctx.bridges.empty()) ctx.bridges.push_back(hostBridgeName(ctx, rawBusid));
     ctx.pci = pci;
     ctx.place = PciPlace();
     ctx.place.busid = normaliseBusid(rawBusid);
     ctx.place.numa = outer.numa;
     ctx.place.package = outer.numa;
-    ctx.place.bridges = outer.bridges;
+    ctx.place.bridges = ctx.bridges;
     ctx.place.linkGen = pcieGenFromSpeed(pci.attribute("link_speed").value());
     STRATA_RETURN_IF_ERROR(intAttr(pci, "link_width", &ctx.place.linkWidth));
 
@@ -253,11 +267,61 @@ class Reader {
     return Status::ok();
   }
 
+  // The CPU and NUMA affinity of the GPUs under `cpu`, as nvidia-smi prints them: the affinity
+  // attribute is a kernel cpumask ("000000ff,ffff0000,00ffffff": 32-bit hex words, the last one
+  // CPUs 0-31); numaid is the OS NUMA node (-1 or absent: unknown).
+  Status readAffinity(const pugi::xml_node& cpu) {
+    cpuAffinity_.clear();
+    numaAffinity_.clear();
+    int numaid = -1;
+    STRATA_RETURN_IF_ERROR(intAttr(cpu, "numaid", &numaid));
+    if (numaid >= 0) numaAffinity_ = std::to_string(numaid);
+    const std::string mask = cpu.attribute("affinity").value();
+    if (mask.empty()) return Status::ok();
+    std::vector<std::string> words;
+    size_t start = 0;
+    for (size_t comma; (comma = mask.find(',', start)) != std::string::npos; start = comma + 1) {
+      words.push_back(mask.substr(start, comma - start));
+    }
+    words.push_back(mask.substr(start));
+    if (words.size() > kMaxMaskWords) {
+      return fail(lineOf(cpu.offset_debug()), "<cpu> affinity mask longer than " +
+                                                  std::to_string(kMaxMaskWords * 32) + " cpus");
+    }
+    std::vector<int> cpus;
+    for (size_t w = 0; w < words.size(); ++w) {
+      const std::string& word = words[words.size() - 1 - w];
+      char* end = nullptr;
+      const unsigned long bits = std::strtoul(word.c_str(), &end, 16);
+      if (word.empty() || word.size() > 8 || *end != '\0' || word[0] == '-' || word[0] == '+') {
+        return fail(lineOf(cpu.offset_debug()),
+                    "<cpu> affinity=\"" + mask + "\" is not a cpumask (32-bit hex words)");
+      }
+      for (int bit = 0; bit < 32; ++bit) {
+        if ((bits >> bit) & 1UL) cpus.push_back(static_cast<int>(w) * 32 + bit);
+      }
+    }
+    cpuAffinity_ = formatCpuList(cpus);
+    return Status::ok();
+  }
+
+  // The host bridge of a top <pci> (see the file comment). Not a bus id, so gpu_matrix.h takes
+  // it for the host bridge rather than for a PCI bridge.
+  static std::string hostBridgeName(const Context& ctx, const std::string& rawBusid) {
+    const std::string busid = normaliseBusid(rawBusid);
+    const size_t dot = busid.rfind(':');
+    return "numa" + std::to_string(ctx.numa) + "/" +
+           (dot == std::string::npos ? busid : busid.substr(0, dot));
+  }
+
   // A GPU from a <gpu> element, or (xmlGpu == nullptr) inferred from its PCI class alone.
   Status addGpu(const pugi::xml_node* xmlGpu, const pugi::xml_node& pci, const PciPlace& place) {
     Gpu gpu;
     GpuExtra extra;
     gpu.pci = place;
+    gpu.cpuAffinity = cpuAffinity_;
+    gpu.numaAffinity = numaAffinity_;
+    sawGpuElement_ = sawGpuElement_ || xmlGpu != nullptr;
     gpu.vendor = vendorFromPciId(pci.attribute("vendor").value());
     std::string model;
     if (xmlGpu != nullptr) {
@@ -416,6 +480,9 @@ class Reader {
   std::vector<GpuExtra> extras_;  // parallel to topo_.gpus
   std::vector<int> numaIndex_;    // logical NUMA index of each <cpu>, in document order
   std::set<std::string> nvswitchBusids_;
+  std::string cpuAffinity_;  // of the <cpu> being walked, for its GPUs
+  std::string numaAffinity_;
+  bool sawGpuElement_ = false;
 };
 
 }  // namespace

@@ -64,3 +64,20 @@ const GpuLink* NodeTopology::nvlinkBetween(int a, int b) const {
 }
 
 }  // namespace strata::topo
+
+namespace strata::topo {
+
+std::string formatCpuList(const std::vector<int>& sorted) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(sorted[i]);
+    if (j > i) out += "-" + std::to_string(sorted[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace strata::topo

@@ -29,6 +29,8 @@ enum class LinkKind {
 
 const char* linkKindName(LinkKind kind);  // "nvlink", "pcie", "smp", "infiniband", ...
 bool parseLinkKind(const std::string& name, LinkKind* kind);
+// Sorted OS indices as nvidia-smi and the kernel write CPU lists: "0-23,48-71"; "" for none.
+std::string formatCpuList(const std::vector<int>& sorted);
 
 // A link's cost in the alpha-beta sense, and where the numbers came from.
 struct LinkModel {
@@ -54,6 +56,10 @@ struct Gpu {
   std::string osdev;   // "cuda0", "nvml3", "rsmi0", ... (first one found)
   PciPlace pci;
   int cudaIndex = -1;  // CUDA runtime index when known (honours CUDA_VISIBLE_DEVICES)
+  // The CPUs and NUMA nodes near the GPU, by OS index, as nvidia-smi topo -m prints them
+  // ("0-23,48-71", "0"); empty when the source does not say. formatCpuList() writes them.
+  std::string cpuAffinity;
+  std::string numaAffinity;
 };
 
 struct Nic {
@@ -83,7 +89,11 @@ struct NodeTopology {
   std::vector<Gpu> gpus;
   std::vector<Nic> nics;
   std::vector<GpuLink> links;
-  int nvswitches = 0;     // NVSwitch devices seen
+  int nvswitches = 0;  // NVSwitch devices seen
+  // Whether the source can show NVLink at all: nvidia-smi output, an NCCL dump with <gpu>
+  // elements, an hwloc XML with an NVLinkBandwidth matrix, NVML. When false, an empty `links`
+  // means "not known", not "no NVLink" (a hand-written NCCL file lists PCI class codes only).
+  bool nvlinkKnown = false;
   LinkModel interSocket;  // the package-to-package link, when packages > 1
 
   // The NVLink/NVSwitch link between two GPUs, or nullptr when they have none (gpuPairLink in

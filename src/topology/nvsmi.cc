@@ -335,6 +335,7 @@ NodeTopology buildTopology(const Table& table, const std::string& path) {
   const ConnectionMatrix& m = table.matrix;
   NodeTopology topo;
   topo.source = "nvidia-smi " + path;
+  topo.nvlinkKnown = true;                   // nvidia-smi prints NV# for every NVLink it knows of
   std::map<std::string, std::string> alias;  // "NIC0" -> "mlx5_0"
   for (const std::string& entry : m.legend) {
     const size_t colon = entry.find(": ");
@@ -357,6 +358,8 @@ NodeTopology buildTopology(const Table& table, const std::string& path) {
       gpu.pci.package = int(it - affinities.begin());
       if (it == affinities.end()) affinities.push_back(cpus);
     }
+    if (cpus != "N/A") gpu.cpuAffinity = cpus;
+    if (table.numaAffinity[c] != "N/A") gpu.numaAffinity = table.numaAffinity[c];
     gpu.pci.numa = parseNuma(table.numaAffinity[c]);
     if (gpu.pci.numa >= 0 && std::find(numas.begin(), numas.end(), gpu.pci.numa) == numas.end()) {
       numas.push_back(gpu.pci.numa);
@@ -399,6 +402,21 @@ NodeTopology buildTopology(const Table& table, const std::string& path) {
 StatusOr<ConnectionMatrix> parseNvidiaSmiMatrix(const std::string& text,
                                                 const std::string& source) {
   STRATA_ASSIGN_OR_RETURN(Table table, Parser(source).parse(text));
+  // The affinity columns the file has, as printed: GPU rows only (NIC rows have none). Old
+  // versions print no NUMA Affinity column; neither does the matrix then.
+  ConnectionMatrix& m = table.matrix;
+  bool cpuColumn = false, numaColumn = false;
+  for (size_t r = 0; r < m.names.size(); ++r) {
+    cpuColumn = cpuColumn || !table.cpuAffinity[r].empty();
+    numaColumn = numaColumn || !table.numaAffinity[r].empty();
+  }
+  for (size_t r = 0; r < m.names.size() && (cpuColumn || numaColumn); ++r) {
+    const bool gpu = gpuNumber(m.names[r]) >= 0;
+    const std::string& cpus = table.cpuAffinity[r];
+    const std::string& numa = table.numaAffinity[r];
+    if (cpuColumn) m.cpuAffinity.push_back(gpu ? (cpus.empty() ? "N/A" : cpus) : "");
+    if (numaColumn) m.numaAffinity.push_back(gpu ? (numa.empty() ? "N/A" : numa) : "");
+  }
   return std::move(table.matrix);
 }
 

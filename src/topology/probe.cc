@@ -489,6 +489,8 @@ int applyNvml(const std::vector<NvmlGpu>& gpus, NodeTopology* topo) {
       continue;
     }
     if (!gpu.name.empty()) topo->gpus[g].name = gpu.name;
+    // NVML was asked for this GPU's links: none listed now means none.
+    topo->nvlinkKnown = true;
     for (const std::string& remote : gpu.nvlinkRemotes) ++remotes[g][normalizeBusid(remote)];
   }
   // Direct links, seen from both ends; the larger count wins should the ends disagree.

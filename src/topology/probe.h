@@ -65,7 +65,8 @@ struct NvmlGpu {
 // kNvswitch link counting, per shared switch, the fewer of their links to it. A link whose count
 // changes loses its bandwidth (the model recomputes it); its generation comes from the GPU
 // model when unknown. Sets topo->nvswitches, when zero, to the number of switches shared by two
-// or more GPUs. Returns the number of GpuLinks added or updated.
+// or more GPUs. Sets topo->nvlinkKnown when it matched a GPU. Returns the number of GpuLinks added
+// or updated.
 int applyNvml(const std::vector<NvmlGpu>& gpus, NodeTopology* topo);
 
 }  // namespace detail

@@ -109,6 +109,8 @@ json toJson(const NodeTopology& t) {
     j["vendor"] = g.vendor;
     j["osdev"] = g.osdev;
     j["cuda_index"] = g.cudaIndex;
+    j["cpu_affinity"] = g.cpuAffinity;
+    j["numa_affinity"] = g.numaAffinity;
     gpus.push_back(j);
   }
   for (const Nic& n : t.nics) {
@@ -137,6 +139,7 @@ json toJson(const NodeTopology& t) {
               {"nics", nics},
               {"links", links},
               {"nvswitches", t.nvswitches},
+              {"nvlink_known", t.nvlinkKnown},
               {"inter_socket", toJson(t.interSocket)}};
 }
 
@@ -165,6 +168,7 @@ StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
     t.numaNodes = intValue(j, "numa_nodes", 0);
     t.cores = intValue(j, "cores", 0);
     t.nvswitches = intValue(j, "nvswitches", 0);
+    t.nvlinkKnown = j.value("nvlink_known", false);
     if (j.contains("inter_socket")) t.interSocket = linkFrom(j["inter_socket"]);
     for (const json& g : j.value("gpus", json::array())) {
       Gpu gpu;
@@ -173,6 +177,8 @@ StatusOr<NodeTopology> nodeTopologyFromJson(const std::string& text) {
       gpu.vendor = g.value("vendor", "");
       gpu.osdev = g.value("osdev", "");
       gpu.cudaIndex = intValue(g, "cuda_index", -1);
+      gpu.cpuAffinity = g.value("cpu_affinity", "");
+      gpu.numaAffinity = g.value("numa_affinity", "");
       t.gpus.push_back(gpu);
     }
     for (const json& n : j.value("nics", json::array())) {

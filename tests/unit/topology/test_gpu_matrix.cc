@@ -65,6 +65,14 @@ TEST_CASE("gpu matrix: two devices behind one switch are PIX", "[gpu_matrix]") {
                  place("0000:09:00.0", {"0000:07:00.0"})) == PathType::kPix);
 }
 
+TEST_CASE("gpu matrix: two functions of one device are PIX", "[gpu_matrix]") {
+  // Sierra's v1 export hangs both ports of an HCA straight on the host bridge.
+  CHECK(relation(place("0003:01:00.0", {}, 0, 0), place("0003:01:00.1", {}, 0, 0)) ==
+        PathType::kPix);
+  CHECK(relation(place("0003:01:00.0", {}, 0, 0), place("0003:02:00.0", {}, 0, 0)) ==
+        PathType::kNode);
+}
+
 TEST_CASE("gpu matrix: nested switches are PXB", "[gpu_matrix]") {
   PciPlace deep = place("0000:1c:00.0", {kRoot, kUp, kDown0, "0000:1a:00.0", "0000:1b:00.0"});
   PciPlace shallow = place("0000:1d:00.0", {kRoot, kUp, kDown2});
@@ -86,13 +94,14 @@ TEST_CASE("gpu matrix: root ports of one host bridge are PHB", "[gpu_matrix]") {
                  place("0000:3c:00.0", {"HostBridge0", "0000:3a:02.0"})) == PathType::kPhb);
 }
 
-TEST_CASE("gpu matrix: host bridges of one socket are NODE, of two sockets SYS", "[gpu_matrix]") {
+TEST_CASE("gpu matrix: host bridges of one NUMA node are NODE, of two SYS", "[gpu_matrix]") {
   PciPlace a = place("0000:3b:00.0", {"0000:3a:00.0"}, 0, 0);
   PciPlace sameNuma = place("0000:18:00.0", {"0000:17:00.0"}, 0, 0);
   PciPlace otherNuma = place("0000:5e:00.0", {"0000:5d:00.0"}, 0, 1);  // SNC / NPS
   PciPlace otherSocket = place("0000:af:00.0", {"0000:ae:00.0"}, 1, 2);
   CHECK(relation(a, sameNuma) == PathType::kNode);
-  CHECK(relation(a, otherNuma) == PathType::kNode);
+  // NVML's NODE is "connected to the same NUMA node": two NUMA nodes of a socket are SYS.
+  CHECK(relation(a, otherNuma) == PathType::kSys);
   CHECK(relation(a, otherSocket) == PathType::kSys);
   CHECK(relation(place("0000:3b:00.0", {"hostbridge0", "0000:3a:00.0"}, 0, 0),
                  place("0000:3c:00.0", {"hostbridge1", "0000:3a:02.0"}, 0, 0)) == PathType::kNode);
@@ -105,6 +114,11 @@ TEST_CASE("gpu matrix: without packages NUMA decides, without either SYS", "[gpu
   CHECK(relation(a, place("0000:18:00.0", {"0000:17:00.0"}, -1, 0)) == PathType::kNode);
   CHECK(relation(a, place("0000:af:00.0", {"0000:ae:00.0"}, -1, 1)) == PathType::kSys);
   CHECK(relation(place("", {}), place("", {})) == PathType::kSys);
+  // Without NUMA nodes the packages decide.
+  CHECK(relation(place("0000:3b:00.0", {"0000:3a:00.0"}, 0, -1),
+                 place("0000:18:00.0", {"0000:17:00.0"}, 0, -1)) == PathType::kNode);
+  CHECK(relation(place("0000:3b:00.0", {"0000:3a:00.0"}, 0, -1),
+                 place("0000:af:00.0", {"0000:ae:00.0"}, 1, -1)) == PathType::kSys);
   CHECK(relation(place("0000:3b:00.0", {}), place("0000:af:00.0", {})) == PathType::kSys);
 }
 
@@ -123,6 +137,9 @@ NodeTopology twoSocketNode() {
     g.pci = place(busid, std::move(bridges), socket, socket);
     g.pci.linkGen = 3;
     g.pci.linkWidth = width;
+    // Socket 0's affinity is known, socket 1's is not (the columns then say N/A).
+    if (socket == 0) g.cpuAffinity = "0-23,48-71";
+    if (socket == 0) g.numaAffinity = "0";
     topo.gpus.push_back(g);
   };
   gpu("0000:1a:00.0", {kRoot, kUp, kDown0}, 0, 16);
@@ -164,23 +181,26 @@ TEST_CASE("gpu matrix: the connection matrix of a two-socket node", "[gpu_matrix
 
 TEST_CASE("gpu matrix: formatMatrix prints aligned columns and both legends", "[gpu_matrix]") {
   const std::string expected =
-      "      GPU0  GPU1  GPU2  GPU3  NIC0  NIC1\n"
-      "GPU0  X     NV2   SYS   SYS   PIX   SYS\n"
-      "GPU1  NV2   X     NV1   SYS   PIX   SYS\n"
-      "GPU2  SYS   NV1   X     NODE  SYS   PHB\n"
-      "GPU3  SYS   SYS   NODE  X     SYS   NODE\n"
+      "      GPU0  GPU1  GPU2  GPU3  NIC0  NIC1  CPU Affinity  NUMA Affinity\n"
+      "GPU0  X     NV2   SYS   SYS   PIX   SYS   0-23,48-71    0\n"
+      "GPU1  NV2   X     NV1   SYS   PIX   SYS   0-23,48-71    0\n"
+      "GPU2  SYS   NV1   X     NODE  SYS   PHB   N/A           N/A\n"
+      "GPU3  SYS   SYS   NODE  X     SYS   NODE  N/A           N/A\n"
       "NIC0  PIX   PIX   SYS   SYS   X     SYS\n"
       "NIC1  SYS   SYS   PHB   NODE  SYS   X\n"
       "\n"
       "Legend:\n"
       "\n"
-      "  X    = the device itself\n"
-      "  NV#  = a path over # bonded NVLinks\n"
-      "  PIX  = at most one PCIe bridge\n"
-      "  PXB  = several PCIe bridges, without a host bridge\n"
-      "  PHB  = through a PCIe host bridge (the CPU)\n"
-      "  NODE = through host bridges within one NUMA node\n"
-      "  SYS  = across the inter-socket (SMP) interconnect\n"
+      "  X    = Self\n"
+      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+      "(e.g., QPI/UPI)\n"
+      "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
+      "within a NUMA node\n"
+      "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+      "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
+      "Bridge)\n"
+      "  PIX  = Connection traversing at most a single PCIe bridge\n"
+      "  NV#  = Connection traversing a bonded set of # NVLinks\n"
       "\n"
       "NIC Legend:\n"
       "\n"
@@ -203,13 +223,32 @@ TEST_CASE("gpu matrix: NVSwitch pairs print their link count, wider columns stay
   unknown.count = 0;
   topo.links = {full, unknown};
   const std::string expected =
-      "      GPU0  GPU1  GPU2\n"
-      "GPU0  X     NV18  NV\n"
-      "GPU1  NV18  X     SYS\n"
-      "GPU2  NV    SYS   X\n";
+      "      GPU0  GPU1  GPU2  CPU Affinity  NUMA Affinity\n"
+      "GPU0  X     NV18  NV    N/A           N/A\n"
+      "GPU1  NV18  X     SYS   N/A           N/A\n"
+      "GPU2  NV    SYS   X     N/A           N/A\n";
   std::string text = formatMatrix(connectionMatrix(topo));
   CHECK(text.substr(0, text.find("\nLegend:")) == expected);
   CHECK(text.find("NIC Legend") == std::string::npos);
+}
+
+TEST_CASE("gpu matrix: an unnamed NIC's legend says unknown, with what is known", "[gpu_matrix]") {
+  Nic named;
+  named.name = "mlx5_0";
+  CHECK(nicLegendEntry(0, named) == "NIC0: mlx5_0");
+  Nic efa;
+  efa.type = "efa";
+  efa.pci.busid = "0000:10:1b.0";
+  CHECK(nicLegendEntry(3, efa) == "NIC3: unknown (efa, pci 0000:10:1b.0)");
+  CHECK(nicLegendEntry(1, Nic{}) == "NIC1: unknown");
+  // A node of NICs only has no affinity columns: nvidia-smi prints them for GPU rows.
+  NodeTopology nicsOnly;
+  nicsOnly.nics = {efa, named};
+  const ConnectionMatrix m = connectionMatrix(nicsOnly);
+  CHECK(m.cpuAffinity.empty());
+  CHECK(formatMatrix(m).find("Affinity") == std::string::npos);
+  CHECK(m.legend ==
+        std::vector<std::string>{"NIC0: unknown (efa, pci 0000:10:1b.0)", "NIC1: mlx5_0"});
 }
 
 TEST_CASE("gpu matrix: an empty node prints only the legend", "[gpu_matrix]") {

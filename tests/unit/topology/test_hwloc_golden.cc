@@ -111,10 +111,10 @@ TEST_CASE("hwloc golden: nvidiaDGX2", "[topology][hwloc]") {
   const Gpu& first = gpuAt(t, "0000:34:00.0");
   CHECK(first.pci.package == 0);
   CHECK(first.pci.numa == 0);
-  // Root port 2b:00.0, then four PLX switch ports; the host bridge is not listed.
-  CHECK(first.pci.bridges == std::vector<std::string>{"0000:2b:00.0", "0000:2c:00.0",
-                                                      "0000:2d:04.0", "0000:32:00.0",
-                                                      "0000:33:00.0"});
+  // The host bridge (named by the bus it leads to), root port 2b:00.0, four PLX switch ports.
+  CHECK(first.pci.bridges == std::vector<std::string>{"hostbridge 0000:2b", "0000:2b:00.0",
+                                                      "0000:2c:00.0", "0000:2d:04.0",
+                                                      "0000:32:00.0", "0000:33:00.0"});
   // pci_link_speed 15.753846 GB/s: 16 lanes of 8 GT/s with 128b/130b.
   CHECK(first.pci.linkGen == 3);
   CHECK(first.pci.linkWidth == 16);
@@ -153,7 +153,8 @@ TEST_CASE("hwloc golden: power8gpudistances", "[topology][hwloc]") {
   CHECK(gpuAt(t, "0003:01:00.0").pci.numa == 0);
   CHECK(gpuAt(t, "000a:01:00.0").pci.package == 1);
   CHECK(gpuAt(t, "000b:01:00.0").pci.numa == 1);
-  CHECK(gpuAt(t, "0002:01:00.0").pci.bridges == std::vector<std::string>{"0002:00:00.0"});
+  CHECK(gpuAt(t, "0002:01:00.0").pci.bridges ==
+        std::vector<std::string>{"hostbridge 0002:00", "0002:00:00.0"});
   // Only the two GPU pairs: the CPU entries and the diagonal are not GPU links.
   REQUIRE(t.links.size() == 2);
   for (auto [a, b] : {std::pair{0, 1}, std::pair{2, 3}}) {
@@ -185,7 +186,10 @@ TEST_CASE("hwloc golden: sierra (v1)", "[topology][hwloc]") {
   for (const char* busid : {"0004:04:00.0", "0004:05:00.0"}) {
     CHECK(gpuAt(t, busid).pci.package == 0);
     CHECK(gpuAt(t, busid).pci.numa == 0);
-    CHECK(gpuAt(t, busid).pci.bridges.empty());  // right under the PHB
+    // Right under the host bridge, which both share.
+    CHECK(gpuAt(t, busid).pci.bridges == gpuAt(t, "0004:04:00.0").pci.bridges);
+    REQUIRE(gpuAt(t, busid).pci.bridges.size() == 1);
+    CHECK(gpuAt(t, busid).pci.bridges[0].rfind("hostbridge 0004:", 0) == 0);
   }
   for (const char* busid : {"0035:03:00.0", "0035:04:00.0"}) {
     CHECK(gpuAt(t, busid).pci.package == 1);
@@ -219,7 +223,7 @@ TEST_CASE("hwloc golden: cts1-pascal", "[topology][hwloc]") {
     CHECK(g.name == "Tesla P100-PCIE-16GB");
     CHECK(g.pci.package == 0);
     CHECK(g.pci.numa == 0);
-    CHECK(g.pci.bridges.size() == 3);
+    CHECK(g.pci.bridges.size() == 4);  // the host bridge, root port, switch up and down ports
   }
   CHECK(gpuAt(t, "0000:07:00.0").osdev == "cuda1");
   CHECK(nicNames(t) == std::vector<std::string>{"mlx5_0", "enp12s0f0", "enp12s0f1"});

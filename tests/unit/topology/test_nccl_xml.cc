@@ -73,7 +73,9 @@ TEST_CASE("nccl xml: azure ndv2, 8 gpus and 1 infiniband hca over 2 numa nodes",
     CHECK(topo.gpus[g].pci.busid == busids[g]);
     CHECK(topo.gpus[g].pci.numa == (g < 4 ? 0 : 1));
     CHECK(topo.gpus[g].pci.package == (g < 4 ? 0 : 1));
-    CHECK(topo.gpus[g].pci.bridges.empty());
+    // Only its host bridge: the <cpu> and the device's own domain and bus.
+    CHECK(topo.gpus[g].pci.bridges ==
+          std::vector<std::string>{(g < 4 ? "numa0/" : "numa1/") + busids[g].substr(0, 7)});
     CHECK(topo.gpus[g].pci.linkGen == 4);
     CHECK(topo.gpus[g].pci.linkWidth == 16);
     CHECK(topo.gpus[g].vendor == "nvidia");
@@ -106,7 +108,9 @@ TEST_CASE("nccl xml: azure ndv4, 2 gpus and 2 hcas behind one switch per numa no
   for (int i = 0; i < 8; ++i) {
     INFO("device " << i);
     const int numa = i / 2;
-    const std::vector<std::string> bridge = {"ffff:ff:0" + std::to_string(numa + 1) + ".0"};
+    // The <cpu>'s host bridge, then the switch.
+    const std::vector<std::string> bridge = {"numa" + std::to_string(numa) + "/ffff:ff",
+                                             "ffff:ff:0" + std::to_string(numa + 1) + ".0"};
     CHECK(topo.gpus[i].pci.busid == gpuBus[i] + ":00:00.0");
     CHECK(topo.gpus[i].pci.numa == numa);
     CHECK(topo.gpus[i].pci.package == numa);
@@ -131,7 +135,8 @@ TEST_CASE("nccl xml: aws p4d, a100s and efa behind 4 pcie switches", "[nccl_xml]
   const std::vector<std::string> bus = {"10", "20", "90", "a0"};
   for (int s = 0; s < 4; ++s) {
     INFO("switch " << s);
-    const std::vector<std::string> bridge = {"ffff:ff:0" + std::to_string(s + 1) + ".0"};
+    const std::vector<std::string> bridge = {"numa" + std::to_string(s / 2) + "/ffff:ff",
+                                             "ffff:ff:0" + std::to_string(s + 1) + ".0"};
     for (int k = 0; k < 2; ++k) {
       const Gpu& gpu = topo.gpus[2 * s + k];
       CHECK(gpu.pci.busid == "0000:" + bus[s] + (k == 0 ? ":1c.0" : ":1d.0"));
@@ -228,7 +233,7 @@ TEST_CASE("nccl xml: dump with <gpu>, <nvlink> and <nic><net>", "[nccl_xml]") {
   CHECK(topo.gpus[0].name == "NVIDIA GPU sm_70");
   CHECK(topo.gpus[0].pci.numa == 1);
   CHECK(topo.gpus[0].pci.linkGen == 3);
-  CHECK(topo.gpus[0].pci.bridges == std::vector<std::string>{"0000:85:00.0"});
+  CHECK(topo.gpus[0].pci.bridges == std::vector<std::string>{"numa1/0000:85", "0000:85:00.0"});
   CHECK(topo.gpus[2].cudaIndex == 0);
   CHECK(topo.gpus[2].pci.numa == 0);
   CHECK(topo.gpus[2].pci.linkGen == 4);
@@ -255,7 +260,7 @@ TEST_CASE("nccl xml: dump with <gpu>, <nvlink> and <nic><net>", "[nccl_xml]") {
   CHECK(topo.nics[1].rateGbps == 100);  // speed is in Mbit/s
   CHECK(topo.nics[1].port == 1);
   CHECK(topo.nics[1].pci.busid == "0000:0c:00.0");
-  CHECK(topo.nics[1].pci.bridges == std::vector<std::string>{"0000:04:00.0"});
+  CHECK(topo.nics[1].pci.bridges == std::vector<std::string>{"numa0/0000:04", "0000:04:00.0"});
   CHECK(topo.nics[2].name == "mlx5_1");
   CHECK(topo.nics[2].rateGbps == 200);
   CHECK(topo.nics[2].port == 2);
