@@ -379,7 +379,7 @@ nlohmann::json rulesJson(const Target& t, const PlanSource& plans) {
     r["plan"] = planJson(h, rule.plan);
     nlohmann::json stages = nlohmann::json::array();
     for (const plan::Stage& s : rule.plan.stages) {
-      stages.push_back({{"name", plan::stageName(h, s)},
+      stages.push_back({{"level", plan::stageName(h, s)},
                         {"fabric", s.fabric.empty() ? nlohmann::json() : nlohmann::json(s.fabric)},
                         {"chunk_bytes", s.chunkBytes}});
     }

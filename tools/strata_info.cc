@@ -54,8 +54,8 @@ void printBuild() {
   }
 #else
   std::printf(
-      "GPU path (device buffers): not built (CUDA or NCCL's header was not found at build "
-      "time, or STRATA_WITH_CUDA=OFF); device buffers are refused\n");
+      "GPU path (device buffers): not in this build (CUDA or NCCL's header was not found at "
+      "build time, or STRATA_WITH_CUDA=OFF): pass host buffers only\n");
 #endif
 }
 

@@ -293,7 +293,7 @@ it against the hierarchy as strataCommInitMPI would: level names, fabrics, every
 rules that tile [0, inf). It prints "OK: N rules" and each rule's range, line and stages, or
 the problem as "plan file FILE:LINE: problem" (on stderr) and exits 1.
 JSON (--format json): {source, hierarchy, ranks, levels, notes, plan_source, ok: true, rules:
-[{min_bytes, max_bytes, line, plan: {name, description}, stages: [{name, fabric,
+[{min_bytes, max_bytes, line, plan: {name, description}, stages: [{level, fabric,
 chunk_bytes}]}]}; a file that does not fit prints {ok: false, error} and exits 1.
 
 Examples:

@@ -234,10 +234,10 @@ constexpr const char* kFooter = R"(What it does, on the ranks of the job it runs
      measured one after another.
   2. sweep: for each size from -b to -e (times -f), float32 sum: the --top candidate plans
      ranked by the cost model with the measured links, plus passthrough (one MPI_Allreduce),
-     each -w times untimed and -n times timed. A call's time is the
-     slowest rank's, between a barrier and its end; a plan's time is the median. A plan stops
-     early (after one timed call) once it has used --time-per-plan seconds. Each plan's first
-     result is checked against the exact sum; a wrong plan is reported and never chosen.
+     each -w times untimed and -n times timed. A call's time is the slowest rank's, between
+     a barrier and its end; a plan's time is the median. A plan stops early (after one timed
+     call) once it has used --time-per-plan seconds. Each plan's first result is checked
+     against the exact sum; a wrong plan is reported and never chosen.
   3. plan file (--output): the fastest plan of each size, over size ranges split at the
      geometric midpoints between the measured sizes, adjacent equal winners merged, plus the
      measured links (`measured:`). It is checked to load as STRATA_PLAN_FILE before it is

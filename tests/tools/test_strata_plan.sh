@@ -347,7 +347,8 @@ r = d["rules"]
 assert [(x["min_bytes"], x["max_bytes"], x["line"]) for x in r] == \
     [(0, 32768, 5), (32768, 1048576, 7), (1048576, None, 10)], r
 assert r[0]["plan"]["name"] == "passthrough" and r[1]["plan"]["name"] == "flat-ring", r
-rack = [s for s in r[2]["stages"] if s["name"].endswith("@rack")]
+assert r[2]["plan"]["description"].startswith("reduce_scatter@socket, "), r[2]
+rack = [s for s in r[2]["stages"] if s["level"] == "rack"]
 assert rack and rack[0]["fabric"] == "mpi" and rack[0]["chunk_bytes"] == 4 << 20, r[2]
 '
     ;;

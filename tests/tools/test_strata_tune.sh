@@ -25,8 +25,8 @@ case "$case_name" in
     run --help
     expect_rc 0
     # nccl-tests' letters and long names (-b/-e/-f/-n/-w), as strata-perf has them.
-    for word in "-b, --minbytes" "-e, --maxbytes" "-f, --stepfactor" "-w, --warmup_iters" \
-        "-n, --iters" --top --time-per-plan --output \
+    for word in "-b,--minbytes" "-e,--maxbytes" "-f,--stepfactor" "-w,--warmup_iters" \
+        "-n,--iters" --top --time-per-plan --output \
         STRATA_PLAN_FILE Examples mpirun "measured:" passthrough 25%; do
       has "$word"
     done

@@ -54,7 +54,7 @@ case "$case_name" in
         fi
         run $sub --no-such-flag
         [ "$rc" -eq 2 ] || fail "$what --no-such-flag: exit code $rc, expected 2"
-        has_err "--no-such-flag"
+        expect_usage
       done
     done
     # A subcommand strata-plan does not have is a usage error too.
