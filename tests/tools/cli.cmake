@@ -15,11 +15,7 @@ foreach(t IN LISTS STRATA_CLI_TOOLS)
 endforeach()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
-set(STRATA_CLI_TEST_ENV
-  STRATA_TOPO_FILE=unset:
-  STRATA_HOSTNAME=unset:
-  STRATA_PLAN_FILE=unset:
-  STRATA_DEBUG=unset:
+set(STRATA_CLI_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   "STRATA_INFO_BIN=set:$<TARGET_FILE:strata-info>"
   "STRATA_TOPO_BIN=set:$<TARGET_FILE:strata-topo>"
   "STRATA_PLAN_BIN=set:$<TARGET_FILE:strata-plan>"
@@ -27,13 +23,7 @@ set(STRATA_CLI_TEST_ENV
   "STRATA_KERNELS_BIN=set:$<TARGET_FILE:strata-kernels>"
   "STRATA_TRAIN_BIN=set:$<TARGET_FILE:strata-train>"
   "STRATA_PERF_BIN=set:$<TARGET_FILE:strata-perf>"
-  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
-  PYTHON=set:${Python3_EXECUTABLE}
-  OMPI_ALLOW_RUN_AS_ROOT=set:1
-  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
-  OMPI_MCA_btl=set:self,vader
-  OMPI_MCA_pml=set:ob1
-  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+  PYTHON=set:${Python3_EXECUTABLE})
 
 foreach(case exit_codes short_letters same_sizes)
   add_test(NAME tools.cli.${case} COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_tool_cli.sh ${case})
