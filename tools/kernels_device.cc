@@ -21,6 +21,7 @@
 
 #include "common/datatype.h"
 #include "gpu/kernels.h"
+#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {
@@ -156,8 +157,8 @@ int runDevice(const DeviceSweep& sweep) {
   size_t freeBytes = 0, totalBytes = 0;
   check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
   if (3 * maxBytes > freeBytes / 10 * 9) {
-    throw std::invalid_argument("3 buffers of " + human(maxBytes) + " need more than 90% of " +
-                                "GPU 0's free memory (" + human(freeBytes) + "); lower -e");
+    throw UsageError("3 buffers of " + human(maxBytes) + " need more than 90% of " +
+                     "GPU 0's free memory (" + human(freeBytes) + "); lower -e");
   }
   DeviceMemory dst(maxBytes), a(maxBytes), b(maxBytes);
   // 0x3c in every byte is a small normal number in every floating type (fp16 1.06, bf16 and

@@ -122,6 +122,13 @@ std::string ruleRange(const plan::PlanRule& rule) {
          plan::detail::sizeText(rule.maxBytes) + ")";
 }
 
+// {min_bytes, max_bytes (null: no upper end), line}
+nlohmann::json ruleRangeJson(const plan::PlanRule& rule) {
+  return {{"min_bytes", rule.minBytes},
+          {"max_bytes", rule.maxBytes == SIZE_MAX ? nlohmann::json() : nlohmann::json(rule.maxBytes)},
+          {"line", rule.line}};
+}
+
 // "passthrough", "flat-ring: allreduce@node+network (ring)", or for a plan file's stages list
 // (named "file") just the stages.
 std::string planText(const topo::Hierarchy& h, const plan::Plan& p) {
@@ -248,12 +255,7 @@ nlohmann::json showJson(const Target& t, const PlanSource& plans,
   nlohmann::json sizes = nlohmann::json::array();
   for (const SizeReport& r : reports) {
     nlohmann::json s{{"bytes", r.bytes}, {"plan", planJson(h, r.plan)}};
-    if (r.rule != nullptr) {
-      s["rule"] = {{"min_bytes", r.rule->minBytes},
-                   {"max_bytes", r.rule->maxBytes == SIZE_MAX ? nlohmann::json()
-                                                              : nlohmann::json(r.rule->maxBytes)},
-                   {"line", r.rule->line}};
-    }
+    if (r.rule != nullptr) s["rule"] = ruleRangeJson(*r.rule);
     s.update(predictionJson(r.prediction));
     s["ties"] = r.ties;
     nlohmann::json compared = nlohmann::json::object();
@@ -365,6 +367,28 @@ std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hi
     }
   }
   return out;
+}
+
+nlohmann::json rulesJson(const Target& t, const PlanSource& plans) {
+  const topo::Hierarchy& h = t.hierarchy;
+  nlohmann::json j = headerJson(t, plans);
+  j.erase("cost_params");  // validate predicts nothing
+  nlohmann::json rules = nlohmann::json::array();
+  for (const plan::PlanRule& rule : plans.rules) {
+    nlohmann::json r = ruleRangeJson(rule);
+    r["plan"] = planJson(h, rule.plan);
+    nlohmann::json stages = nlohmann::json::array();
+    for (const plan::Stage& s : rule.plan.stages) {
+      stages.push_back({{"level", plan::stageName(h, s)},
+                        {"fabric", s.fabric.empty() ? nlohmann::json() : nlohmann::json(s.fabric)},
+                        {"chunk_bytes", s.chunkBytes}});
+    }
+    r["stages"] = stages;
+    rules.push_back(std::move(r));
+  }
+  j["ok"] = true;
+  j["rules"] = rules;
+  return j;
 }
 
 }  // namespace strata::tools

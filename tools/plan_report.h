@@ -76,5 +76,9 @@ nlohmann::json headerJson(const Target& t, const PlanSource& plans);
 // `validate`: "OK: N rules", then each rule's range, line and stages.
 std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
                         const std::string& source);
+// The same as JSON: {source, hierarchy, ranks, levels, notes, plan_source, ok: true, rules:
+// [{min_bytes, max_bytes (null: no upper end), line, plan: {name, description}, stages: [{level,
+// fabric (null: the level's default), chunk_bytes (0: the default)}]}]}.
+nlohmann::json rulesJson(const Target& t, const PlanSource& plans);
 
 }  // namespace strata::tools

@@ -54,9 +54,9 @@ StatusOr<Target> fromNodeFile(const SourceOptions& o) {
   STRATA_ASSIGN_OR_RETURN(NodeDescription node, readNodeFile(o.input));
   const int perNode = o.ranksPerNode > 0 ? o.ranksPerNode : defaultRanksPerNode(node.topo);
   if (static_cast<long long>(o.nodes) * perNode > kMaxPlanRanks) {
-    return invalidArgument("--nodes x --ranks-per-node is " +
-                           std::to_string(static_cast<long long>(o.nodes) * perNode) +
-                           " ranks; at most " + std::to_string(kMaxPlanRanks));
+    return invalidUsage("--nodes x --ranks-per-node is " +
+                        std::to_string(static_cast<long long>(o.nodes) * perNode) +
+                        " ranks; at most " + std::to_string(kMaxPlanRanks));
   }
   StatusOr<LevelsReport> levels = levelsOfCluster(imaginedCluster(node.topo, o.nodes, perNode));
   if (!levels.isOk()) {
@@ -76,9 +76,11 @@ StatusOr<Target> fromNodeFile(const SourceOptions& o) {
 }
 
 StatusOr<Target> fromSimulatedCluster(const SimulatedCluster& c) {
-  STRATA_ASSIGN_OR_RETURN(topo::Hierarchy h, simulatedHierarchy(c));
+  StatusOr<topo::Hierarchy> h = simulatedHierarchy(c);
+  // Everything here comes from the command line, so any problem is the user's usage.
+  if (!h.isOk()) return invalidUsage(h.status().message());
   Target t;
-  t.hierarchy = std::move(h);
+  t.hierarchy = h.take();
   // --nics replaces the NIC count of the default --inter; say so rather than show both counts.
   t.source = "simulated cluster " + c.shape + ": intra " + c.intra + ", inter " + c.inter +
              (c.nics > 0 && !c.interGiven ? " (default)" : "") +

@@ -41,7 +41,8 @@ struct Target {
 // `allowLive` false refuses --live (simulate describes clusters that are not here).
 Status checkSource(const SourceOptions& o, bool allowLive);
 
-// Every source but --live.
+// Every source but --live. Problems of the command line's own values (a --cluster spec, too
+// many ranks) are kInvalidUsage; a file that cannot be read or used is another code.
 StatusOr<Target> loadTarget(const SourceOptions& o);
 
 // --live: MPI and a strata communicator over MPI_COMM_WORLD, for the lifetime of the object.

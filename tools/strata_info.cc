@@ -8,13 +8,12 @@
 #include "strata/strata.h"
 #include "tool_cli.h"
 
-namespace {
-
 #ifdef STRATA_HAVE_CUDA
-constexpr bool kHaveCuda = true;
-#else
-constexpr bool kHaveCuda = false;
+#include "fabrics/nccl/nccl_lib.h"
+#include "gpu/device.h"
 #endif
+
+namespace {
 
 const char* typeName(strata::env::Type type) {
   switch (type) {
@@ -28,11 +27,36 @@ const char* typeName(strata::env::Type type) {
   return "?";
 }
 
+// What this build has, then what this process can use of it now. The GPU path is built with
+// CUDA and NCCL's header; NCCL itself is loaded at run time (fabrics/nccl/nccl_lib.h), so a
+// host-only user never needs it and the answer here can differ from machine to machine.
 void printBuild() {
   std::printf("strata version %d.%d.%d (version code %d)\n", STRATA_MAJOR, STRATA_MINOR,
               STRATA_PATCH, STRATA_VERSION_CODE);
-  std::printf("CUDA and NCCL found at build time: %s (the GPU path is not implemented yet)\n",
-              kHaveCuda ? "yes" : "no");
+  std::printf("host path (host buffers over MPI and shared memory): built\n");
+#ifdef STRATA_HAVE_CUDA
+  std::printf(
+      "GPU path (device buffers; nccl, staged, mpi-cuda and local fabrics): built with CUDA; "
+      "not yet run on a GPU in strata's own tests\n");
+  const int gpus = strata::gpu::visibleDevices();
+  std::printf("  GPUs visible now: %d%s\n", gpus,
+              gpus == 0 ? " (device buffers cannot be used here; host buffers work)" : "");
+  std::string why;
+  const strata::nccl_lib::Api* nccl =
+      strata::nccl_lib::load(strata::env::getString("STRATA_NCCL_REAL_LIB").c_str(), &why);
+  int version = 0;
+  if (nccl != nullptr && nccl->ncclGetVersion != nullptr) nccl->ncclGetVersion(&version);
+  if (nccl != nullptr) {
+    std::printf("  NCCL (loaded at run time): %s, version code %d\n", nccl->path.c_str(),
+                version);
+  } else {
+    std::printf("  NCCL (loaded at run time): not loadable here: %s\n", why.c_str());
+  }
+#else
+  std::printf(
+      "GPU path (device buffers): not in this build (CUDA or NCCL's header was not found at "
+      "build time, or STRATA_WITH_CUDA=OFF): pass host buffers only\n");
+#endif
 }
 
 void printEnv() {
@@ -60,9 +84,11 @@ void printEnv() {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "strata-info: print the strata version, whether this build has CUDA/NCCL support, and the "
-      "STRATA_* environment variables strata reads."};
-  app.footer(
+      "strata-info: print the strata version, what this build has (host path, GPU path) and "
+      "whether a GPU and NCCL are usable now, and the STRATA_* environment variables strata "
+      "reads."};
+  strata::tools::setFooter(
+      app,
       "Examples:\n"
       "  strata-info                      version and build features\n"
       "  strata-info --env                also every variable: meaning, default, value if set\n"
@@ -70,6 +96,7 @@ int main(int argc, char** argv) {
       "\n"
       "Logging is set with STRATA_DEBUG (NONE, VERSION, WARN, INFO, TRACE) and\n"
       "STRATA_DEBUG_SUBSYS (INIT,TOPO,PLAN,FABRIC,COLL,ENV or ALL; a leading ^ excludes).");
+  // (strata-info has no --device: it reports what is usable and exits 0 either way.)
   bool showEnv = false;
   bool markdown = false;
   CLI::Option* envFlag = app.add_flag(

@@ -88,13 +88,13 @@ T lookup(const std::vector<std::pair<std::string, T>>& names, const std::string&
   }
   std::string list;
   for (const auto& [name, value] : names) list += (list.empty() ? "" : ", ") + name;
-  throw std::invalid_argument(flag + ": unknown '" + text + "'; expected one of " + list);
+  throw UsageError(flag + ": unknown '" + text + "'; expected one of " + list);
 }
 
 size_t parseBytes(const std::string& flag, const std::string& text) {
   size_t value = 0;
   if (!parseSizeArg(text, &value) || value == 0 || value > kMaxBytes) {
-    throw std::invalid_argument(flag + " '" + text +
+    throw UsageError(flag + " '" + text +
                                 "': expected 1 byte to 1G, with an optional K, M or G suffix");
   }
   return value;
@@ -381,7 +381,7 @@ nlohmann::json toJson(strataDataType_t type, strataRedOp_t op, const Options& o,
 int run(Options o) {
   const size_t minBytes = parseBytes("-b/--minbytes", o.minText);
   const size_t maxBytes = parseBytes("-e/--maxbytes", o.maxText);
-  if (maxBytes < minBytes) throw std::invalid_argument("-e/--maxbytes is below -b/--minbytes");
+  if (maxBytes < minBytes) throw UsageError("-e/--maxbytes is below -b/--minbytes");
   std::vector<size_t> sizes;
   for (size_t s = minBytes; s <= maxBytes; s *= static_cast<size_t>(o.factor)) sizes.push_back(s);
   std::vector<strataDataType_t> types;
@@ -394,7 +394,7 @@ int run(Options o) {
     for (const std::string& t : o.types) types.push_back(lookup(kTypeNames, "-d/--datatype", t));
   }
   if (o.inPlace && std::find(o.ks.begin(), o.ks.end(), 1) != o.ks.end()) {
-    throw std::invalid_argument(
+    throw UsageError(
         "-k 1 with --in-place: one source reduced into itself does nothing");
   }
   std::vector<strataRedOp_t> ops;
@@ -407,7 +407,7 @@ int run(Options o) {
         {{"portable", detail::KernelIsa::kPortable}, {"avx2", detail::KernelIsa::kAvx2}}, "--isa",
         o.isa);
     if (!detail::setKernelIsa(isa)) {
-      throw std::invalid_argument("--isa " + o.isa + ": this CPU or build does not have it");
+      throw UsageError("--isa " + o.isa + ": this CPU or build does not have it");
     }
   }
   // Refuse, rather than let the kernel kill the process, when the buffers cannot fit.
@@ -415,7 +415,7 @@ int run(Options o) {
   const double have =
       static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   if (have > 0 && need > 0.8 * have) {
-    throw std::invalid_argument(std::to_string(Bench::buffers(o)) + " buffers of " +
+    throw UsageError(std::to_string(Bench::buffers(o)) + " buffers of " +
                                 human(sizes.back()) + " need more than 80% of this machine's " +
                                 "memory; lower -e or the largest -k");
   }
@@ -462,7 +462,7 @@ int main(int argc, char** argv) {
       "strata-kernels: time the local reduction kernels (reduceInto, and reduceMany over k "
       "sources) on one thread, next to memcpy and a STREAM-style add, for a range of buffer "
       "sizes."};
-  app.footer(
+  std::string footer =
       "Examples:\n"
       "  strata-kernels                      float sum, 4 KiB to 64 MiB\n"
       "  strata-kernels -d half,bfloat16 -b 64M -e 64M\n"
@@ -471,16 +471,17 @@ int main(int argc, char** argv) {
       "\n"
       "GB/s counts the bytes a kernel must move (reads + writes; the header gives the formula\n"
       "per column). memcpy and add write a destination they never read, which the hardware\n"
-      "usually reads first anyway (write-allocate), so an in-place reduceInto can pass them."
+      "usually reads first anyway (write-allocate), so an in-place reduceInto can pass them.\n"
+      "-b, -e, -f, -n, -d and -o mean what they mean in nccl-tests and strata-perf.";
 #ifdef STRATA_HAVE_CUDA
+  footer +=
       "\n\n"
       "--device times gpu::reduceMany over 2 sources (-d, -o, -b, -e, -f, -n and --json\n"
-      "apply) on GPU 0 against a device-to-device cudaMemcpyAsync.\n"
-      "\n"
-      "Exit status: 0 on success; 1 on a bad flag or an error; 77 with --device when no CUDA\n"
-      "GPU is visible (ctest's SKIP_RETURN_CODE reads it as skipped)."
+      "apply) on GPU 0 against a device-to-device cudaMemcpyAsync.";
+  strata::tools::setFooter(app, footer, /*device=*/true);
+#else
+  strata::tools::setFooter(app, footer);
 #endif
-  );
   app.add_option("-b,--minbytes", o.minText, "smallest buffer (bytes; K, M, G suffixes)")
       ->capture_default_str();
   app.add_option("-e,--maxbytes", o.maxText, "largest buffer (at most 1G)")->capture_default_str();

@@ -18,8 +18,8 @@
 #include "plan_report.h"
 #include "plan_rooted.h"
 #include "plan_source.h"
-#include "tool_main.h"
 #include "tool_cli.h"
+#include "tool_main.h"
 
 namespace strata::tools {
 namespace {
@@ -35,9 +35,12 @@ struct Options {
   std::string collective = "allreduce";  // show --collective
 };
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "strata-plan: error: %s\n", message.c_str());
-  return 1;
+constexpr const char* kTool = "strata-plan";
+int fail(const std::string& message) { return toolError(kTool, message); }
+int usageError(const std::string& message) { return tools::usageError(kTool, message); }
+// A problem with the command line's own values is a usage error; any other a failure.
+int fail(const Status& st) {
+  return st.code() == Code::kInvalidUsage ? usageError(st.message()) : fail(st.message());
 }
 
 // --size and --sizes together, or `fallback` when neither is given.
@@ -92,9 +95,22 @@ int reportRooted(const Options& o, const Target& t, const std::vector<size_t>& s
 // Rank 0 (or the only process) reports on `t`.
 int report(Command cmd, const Options& o, const Target& t, const std::vector<size_t>& sizes) {
   StatusOr<PlanSource> plans = planSource(o, t);
-  if (!plans.isOk()) return fail(plans.status().message());
+  if (!plans.isOk()) {
+    // A script reading --format json still gets a JSON verdict; the message goes to stderr.
+    if (o.format == "json") {
+      std::cout << nlohmann::json{{"ok", false}, {"error", plans.status().message()}}.dump(2)
+                << "\n";
+      std::cout.flush();
+    }
+    return fail(plans.status().message());
+  }
   if (cmd == Command::kValidate) {
-    std::cout << formatRules(plans.value().rules, t.hierarchy, plans.value().name);
+    if (o.format == "json") {
+      std::cout << rulesJson(t, plans.value()).dump(2) << "\n";
+    } else {
+      std::cout << formatRules(plans.value().rules, t.hierarchy, plans.value().name);
+    }
+    std::cout.flush();
     return 0;
   }
   if (cmd == Command::kShow && o.collective != "allreduce") {
@@ -117,17 +133,17 @@ int report(Command cmd, const Options& o, const Target& t, const std::vector<siz
 
 int run(Command cmd, const Options& o) {
   const Status usage = checkSource(o.source, cmd != Command::kSimulate);
-  if (!usage.isOk()) return fail(usage.message());
+  if (!usage.isOk()) return usageError(usage.message());
   if (o.collective != "allreduce" && !o.planFile.empty()) {
-    return fail("--plan-file holds allreduce plans; it does not go with --collective " +
-                o.collective);
+    return usageError("--plan-file holds allreduce plans; it does not go with --collective " +
+                      o.collective);
   }
   // Arguments are checked before MPI starts, so a typo fails fast and the same on every rank.
   StatusOr<std::vector<size_t>> sizes = messageSizes(o, "1K:1G:x4");
-  if (!sizes.isOk()) return fail(sizes.status().message());
+  if (!sizes.isOk()) return usageError(sizes.status().message());
   if (!o.source.live) {
     StatusOr<Target> t = loadTarget(o.source);
-    if (!t.isOk()) return fail(t.status().message());
+    if (!t.isOk()) return fail(t.status());
     return report(cmd, o, t.value(), sizes.value());
   }
   LiveJob job;
@@ -139,20 +155,20 @@ int run(Command cmd, const Options& o) {
 
 void addSourceOptions(CLI::App* app, Options* o, bool live) {
   SourceOptions& s = o->source;
-  app->add_option("--topo,-t", s.topo,
+  app->add_option("--topo", s.topo,
                   "a topology file (STRATA_TOPO_FILE format, configs/topologies/*.yaml); its "
                   "level sizes multiply to the rank count");
-  app->add_option("--input,-i", s.input,
+  app->add_option("--input", s.input,
                   "a saved node description: hwloc XML (lstopo foo.xml), NCCL topology XML or "
                   "nvidia-smi topo -m output; the cluster is --nodes such nodes");
-  app->add_option("--nodes,-n", s.nodes, "with --input: the number of identical nodes")
+  app->add_option("--nodes", s.nodes, "with --input: the number of identical nodes")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app->add_option("--ranks-per-node,-r", s.ranksPerNode,
+  app->add_option("--ranks-per-node", s.ranksPerNode,
                   "with --input: ranks per node (default one per GPU, else one per package); "
                   "rank i of a node uses GPU i % GPUs and that GPU's package")
       ->check(CLI::Range(1, 1 << 20));
-  app->add_option("--cluster,-c", s.cluster.shape,
+  app->add_option("--cluster", s.cluster.shape,
                   "a cluster that is not here, NODESxGPUS (e.g. 24x8): levels node (GPUs of "
                   "one node, --intra) and network (every node, --inter)");
   app->add_option("--intra", s.cluster.intra,
@@ -202,7 +218,7 @@ void addSizeOptions(CLI::App* app, Options* o) {
 }
 
 void addFormatOption(CLI::App* app, Options* o) {
-  app->add_option("--format,-f", o->format, "output format")
+  app->add_option("--format", o->format, "output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 }
@@ -275,13 +291,16 @@ constexpr const char* kValidateFooter = R"(What it checks:
 It loads the plan file (the STRATA_PLAN_FILE format, src/decompose/plan_file.h) and resolves
 it against the hierarchy as strataCommInitMPI would: level names, fabrics, every plan, and
 rules that tile [0, inf). It prints "OK: N rules" and each rule's range, line and stages, or
-the problem as "plan file FILE:LINE: problem" and exits 1.
+the problem as "plan file FILE:LINE: problem" (on stderr) and exits 1.
+JSON (--format json): {source, hierarchy, ranks, levels, notes, plan_source, ok: true, rules:
+[{min_bytes, max_bytes, line, plan: {name, description}, stages: [{level, fabric,
+chunk_bytes}]}]}; a file that does not fit prints {ok: false, error} and exits 1.
 
 Examples:
   strata-plan validate --plan-file configs/plans/two_level.yaml \
       --topo configs/topologies/2x2.yaml
   strata-plan validate --plan-file configs/plans/blueconnect_2x2x2.yaml \
-      --topo configs/topologies/2x2x2.yaml
+      --topo configs/topologies/2x2x2.yaml --format json
   mpirun -n 16 strata-plan validate --plan-file my_plan.yaml --live)";
 
 }  // namespace
@@ -296,16 +315,16 @@ int main(int argc, char** argv) {
       "strata-plan: the allreduce plans strata picks per message size and their predicted "
       "times, for a topology file, a saved machine description, an imagined cluster or this "
       "mpirun job."};
-  app.footer(tools::kMainFooter);
+  tools::setFooter(app, tools::kMainFooter);
   app.require_subcommand(1);
 
   CLI::App* show = app.add_subcommand("show",
                                       "the plan (or with --collective a broadcast's or reduce's "
                                       "form) per message size, stage by stage");
-  show->footer(tools::kShowFooter);
+  tools::setFooter(*show, tools::kShowFooter);
   tools::addSourceOptions(show, &o, /*live=*/true);
   tools::addSizeOptions(show, &o);
-  show->add_option("--plan-file,-p", o.planFile,
+  show->add_option("--plan-file", o.planFile,
                    "take each size's plan from this plan file (STRATA_PLAN_FILE format) "
                    "instead of the planner");
   show->add_option("--collective", o.collective,
@@ -318,16 +337,17 @@ int main(int argc, char** argv) {
 
   CLI::App* simulate =
       app.add_subcommand("simulate", "predicted times of a cluster that is not here, per size");
-  simulate->footer(tools::kSimulateFooter);
+  tools::setFooter(*simulate, tools::kSimulateFooter);
   tools::addSourceOptions(simulate, &o, /*live=*/false);
   tools::addSizeOptions(simulate, &o);
   tools::addCostOptions(simulate, &o);
   tools::addFormatOption(simulate, &o);
 
   CLI::App* validate = app.add_subcommand("validate", "check a plan file against a hierarchy");
-  validate->footer(tools::kValidateFooter);
-  validate->add_option("--plan-file,-p", o.planFile, "the plan file to check")->required();
+  tools::setFooter(*validate, tools::kValidateFooter);
+  validate->add_option("--plan-file", o.planFile, "the plan file to check")->required();
   tools::addSourceOptions(validate, &o, /*live=*/true);
+  tools::addFormatOption(validate, &o);
 
   if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
   const Command cmd = show->parsed()       ? Command::kShow

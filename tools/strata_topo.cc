@@ -23,8 +23,8 @@
 #include "topo_levels.h"
 #include "topo_mpi.h"
 #include "topo_render.h"
-#include "topology/topo_json.h"
 #include "tool_cli.h"
+#include "topology/topo_json.h"
 
 namespace strata::tools {
 namespace {
@@ -44,10 +44,8 @@ void warn(const std::string& message) {
   std::fprintf(stderr, "strata-topo: warning: %s\n", message.c_str());
 }
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "strata-topo: error: %s\n", message.c_str());
-  return 1;
-}
+constexpr const char* kTool = "strata-topo";
+int fail(const std::string& message) { return toolError(kTool, message); }
 
 void printStructured(const Options& o, const nlohmann::json& j) {
   if (o.format == "json") {
@@ -88,7 +86,7 @@ int runLocal(const Options& o) {
   }
   const int ranksPerNode = o.ranksPerNode > 0 ? o.ranksPerNode : defaultRanksPerNode(node.topo);
   if (static_cast<long long>(o.nodes) * ranksPerNode > kMaxRanks) {
-    return fail("--nodes x --ranks-per-node is " +
+    return usageError(kTool, "--nodes x --ranks-per-node is " +
                 std::to_string(static_cast<long long>(o.nodes) * ranksPerNode) +
                 " ranks; at most " + std::to_string(kMaxRanks));
   }
@@ -278,12 +276,12 @@ int main(int argc, char** argv) {
   CLI::App app{
       "strata-topo: describe this machine, a saved machine description, or the nodes of an "
       "mpirun job as strata sees them, with the levels (hierarchy) strata builds from it."};
-  app.footer(strata::tools::kFooter);
-  app.add_option("--input,-i", o.input,
+  strata::tools::setFooter(app, strata::tools::kFooter);
+  app.add_option("--input", o.input,
                  "read a saved description instead of this machine: an hwloc XML export "
                  "(lstopo foo.xml), an NCCL topology XML (NCCL_TOPO_DUMP_FILE) or the text "
                  "output of nvidia-smi topo -m");
-  app.add_option("--format,-f", o.format, "output format")
+  app.add_option("--format", o.format, "output format: text, yaml or json")
       ->check(CLI::IsMember({"text", "yaml", "json"}))
       ->capture_default_str();
   app.add_option("--nodes", o.nodes, "levels for this many identical nodes (not under mpirun)")
@@ -293,7 +291,7 @@ int main(int argc, char** argv) {
                  "ranks on each node (not under mpirun); default one per GPU, else one per "
                  "package. Rank i of a node uses GPU i % GPUs")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--save,-s", o.save,
+  app.add_option("--save", o.save,
                  "write the levels to this YAML topology file (for STRATA_TOPO_FILE); ranks "
                  "map to it in order, see below");
   if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;

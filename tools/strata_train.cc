@@ -277,13 +277,17 @@ int run(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   Options o;
   CLI::App app{"strata-train: a training step's gradient allreduces, side by side"};
+  setFooter(app,
+            "Example:\n"
+            "  mpirun -n 4 strata-train --workload bench/workloads/resnet50.txt -n 10 -w 2\n"
+            "-n and -w mean what they mean in nccl-tests and strata-perf.");
   app.add_option("--workload", o.workload, "tensor sizes, one per line (bench/workloads)")
       ->required();
   app.add_option("--columns", o.columns, "mpi,strata,group,nonblocking,whole-fp16,csc")
       ->delimiter(',')
       ->check(CLI::IsMember({"mpi", "strata", "group", "nonblocking", "whole-fp16", "csc"}));
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber);
-  app.add_option("-w,--warmup", o.warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);
+  app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);
   app.add_option("--link-iface", o.linkIface, "network interface whose tx bytes to count");
   app.add_option("--json", o.json, "rank 0 writes the results here");
   app.add_option("--csc-chunk", o.cscChunk, "csc: elements per chunk")->capture_default_str();

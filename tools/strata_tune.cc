@@ -10,7 +10,6 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -20,12 +19,13 @@
 
 #include "api/handle.h"
 #include "bootstrap/mpi_bootstrap.h"
+#include "size_arg.h"
 #include "strata/strata_mpi.h"
 #include "tool_main.h"
 #include "tune_measure.h"
 #include "tune_report.h"
-#include "tune_sweep.h"
 #include "tool_cli.h"
+#include "tune_sweep.h"
 
 namespace strata::tools {
 namespace {
@@ -44,10 +44,8 @@ struct Options {
   std::string output = "strata-plan.yaml";
 };
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "strata-tune: error: %s\n", message.c_str());
-  return 1;
-}
+constexpr const char* kTool = "strata-tune";
+int fail(const std::string& message) { return toolError(kTool, message); }
 
 // Before MPI_Init only the launcher's environment tells the ranks apart; rank 0 (or a process
 // started without mpirun) prints help and argument errors, so they appear once.
@@ -65,24 +63,10 @@ std::string numberText(double x) {
   return buf;
 }
 
-// "1K", "1k", "64KiB", "4 MiB", "1048576": bytes, with a binary suffix in any case.
+// A size as strata-perf and strata-kernels read one (size_arg.h): "64K", "16MiB", "1048576".
 StatusOr<size_t> parseSizeOption(const std::string& flag, const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  std::string suffix;
-  for (size_t i = digits; i < text.size(); ++i) {
-    if (text[i] != ' ')
-      suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-  }
-  const char* canonical = suffix == ""                       ? ""
-                          : suffix == "k" || suffix == "kib" ? "K"
-                          : suffix == "m" || suffix == "mib" ? "M"
-                          : suffix == "g" || suffix == "gib" ? "G"
-                                                             : nullptr;
   size_t bytes = 0;
-  bool tooLarge = false;
-  if (canonical == nullptr || digits == 0 ||
-      !plan::detail::parseSize(text.substr(0, digits) + canonical, &bytes, &tooLarge)) {
+  if (!parseSizeArg(text, &bytes)) {
     return invalidArgument(flag + " '" + text +
                            "': expected bytes with an optional K, M or G (binary) suffix, e.g. "
                            "64K or 16M");
@@ -92,15 +76,14 @@ StatusOr<size_t> parseSizeOption(const std::string& flag, const std::string& tex
 
 // The sweep's sizes: min, min*factor, ... up to max, in whole float32 elements.
 StatusOr<std::vector<size_t>> sweepSizes(const Options& o) {
-  STRATA_ASSIGN_OR_RETURN(size_t lo, parseSizeOption("--min", o.min));
-  STRATA_ASSIGN_OR_RETURN(size_t hi, parseSizeOption("--max", o.max));
-  if (lo < sizeof(float)) return invalidArgument("--min " + o.min + ": at least 4 bytes");
-  if (hi > kMaxBytes) return invalidArgument("--max " + o.max + ": at most 1G");
-  if (hi < lo) return invalidArgument("--max " + o.max + " is below --min " + o.min);
+  STRATA_ASSIGN_OR_RETURN(size_t lo, parseSizeOption("-b/--minbytes", o.min));
+  STRATA_ASSIGN_OR_RETURN(size_t hi, parseSizeOption("-e/--maxbytes", o.max));
+  if (lo < sizeof(float)) return invalidArgument("--minbytes " + o.min + ": at least 4 bytes");
+  if (hi > kMaxBytes) return invalidArgument("--maxbytes " + o.max + ": at most 1G");
+  if (hi < lo) return invalidArgument("--maxbytes " + o.max + " is below --minbytes " + o.min);
   if (!(o.factor > 1) || o.factor > 1024) {
-    return invalidArgument("--factor " + numberText(o.factor) +
-                           ": must be above 1 (and at most "
-                           "1024)");
+    return invalidArgument("--stepfactor " + numberText(o.factor) +
+                           ": must be above 1 (and at most 1024)");
   }
   std::vector<size_t> sizes;
   for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-9);
@@ -108,9 +91,9 @@ StatusOr<std::vector<size_t>> sweepSizes(const Options& o) {
     const size_t bytes = static_cast<size_t>(s + 0.5) / sizeof(float) * sizeof(float);
     if (sizes.empty() || bytes > sizes.back()) sizes.push_back(bytes);
     if (sizes.size() > kMaxSizes) {
-      return invalidArgument("--min " + o.min + " to --max " + o.max + " by --factor " +
-                             numberText(o.factor) + " makes more than " +
-                             std::to_string(kMaxSizes) + " sizes; raise --factor");
+      return invalidArgument("--minbytes " + o.min + " to --maxbytes " + o.max +
+                             " by --stepfactor " + numberText(o.factor) + " makes more than " +
+                             std::to_string(kMaxSizes) + " sizes; raise --stepfactor");
     }
   }
   return sizes;
@@ -218,11 +201,12 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int code = 1;
+  int code = kExitFailure;
   if (size < 2) {
-    fail(
-        "needs at least 2 ranks (it times allreduces between them): run it under mpirun "
-        "with the layout of your job, e.g. mpirun -n 8 strata-tune");
+    // A launch with one rank is a wrong command line (mpirun's part of it).
+    code = usageError(kTool,
+                      "needs at least 2 ranks (it times allreduces between them): run it under "
+                      "mpirun with the layout of your job, e.g. mpirun -n 8 strata-tune");
   } else {
     // Rank 0 writes the file: find a bad --output now, not after the sweep.
     const Status writable =
@@ -248,12 +232,12 @@ constexpr const char* kFooter = R"(What it does, on the ranks of the job it runs
      that level ping-pong while the others wait: latency = median half round trip of 8 bytes,
      bandwidth from the median half round trip of 4 MiB minus that latency. Levels are
      measured one after another.
-  2. sweep: for each size from --min to --max (times --factor), float32 sum: the --top
-     candidate plans ranked by the cost model with the measured links, plus passthrough (one
-     MPI_Allreduce), each --warmup times untimed and --iters times timed. A call's time is the
-     slowest rank's, between a barrier and its end; a plan's time is the median. A plan stops
-     early (after one timed call) once it has used --time-per-plan seconds. Each plan's first
-     result is checked against the exact sum; a wrong plan is reported and never chosen.
+  2. sweep: for each size from -b to -e (times -f), float32 sum: the --top candidate plans
+     ranked by the cost model with the measured links, plus passthrough (one MPI_Allreduce),
+     each -w times untimed and -n times timed. A call's time is the slowest rank's, between
+     a barrier and its end; a plan's time is the median. A plan stops early (after one timed
+     call) once it has used --time-per-plan seconds. Each plan's first result is checked
+     against the exact sum; a wrong plan is reported and never chosen.
   3. plan file (--output): the fastest plan of each size, over size ranges split at the
      geometric midpoints between the measured sizes, adjacent equal winners merged, plus the
      measured links (`measured:`). It is checked to load as STRATA_PLAN_FILE before it is
@@ -275,10 +259,12 @@ Examples:
       1 KiB to 16 MiB by x4; writes strata-plan.yaml
   STRATA_PLAN_FILE=strata-plan.yaml mpirun -n 16 ./my_app
       the job uses the measured winners
-  mpirun -n 16 strata-tune --min 64K --max 256M --factor 2 --iters 10 --output big.yaml
+  mpirun -n 16 strata-tune -b 64K -e 256M -f 2 -n 10 --output big.yaml
       larger messages, finer steps, more iterations
   mpirun -n 2 env STRATA_HOSTNAME=a strata-tune : -n 2 env STRATA_HOSTNAME=b strata-tune
-      four ranks as two emulated hosts of two ranks each)";
+      four ranks as two emulated hosts of two ranks each
+
+-b, -e, -f, -n and -w mean what they mean in nccl-tests and strata-perf.)";
 
 }  // namespace
 }  // namespace strata::tools
@@ -290,20 +276,20 @@ int main(int argc, char** argv) {
       "strata-tune: measure this job's links and time strata's allreduce plans on its ranks, "
       "then write the fastest plan per message size as a plan file (STRATA_PLAN_FILE). Run it "
       "under mpirun with at least 2 ranks."};
-  app.footer(strata::tools::kFooter);
-  app.add_option("--min", o.min, "smallest message size (bytes; K, M, G suffixes: binary)")
+  strata::tools::setFooter(app, strata::tools::kFooter);
+  app.add_option("-b,--minbytes", o.min, "smallest message size (bytes; K, M, G suffixes: binary)")
       ->type_name("SIZE")
       ->capture_default_str();
-  app.add_option("--max", o.max, "largest message size (at most 1G)")
+  app.add_option("-e,--maxbytes", o.max, "largest message size (at most 1G)")
       ->type_name("SIZE")
       ->capture_default_str();
-  app.add_option("--factor", o.factor, "step between sizes (a number above 1, e.g. 2 or 4)")
+  app.add_option("-f,--stepfactor", o.factor, "step between sizes (a number above 1, e.g. 2 or 4)")
       ->type_name("X")
       ->capture_default_str();
-  app.add_option("--warmup", o.warmup, "untimed calls per plan and size")
+  app.add_option("-w,--warmup_iters", o.warmup, "untimed calls per plan and size")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  app.add_option("--iters", o.iters, "timed calls per plan and size (the median is used)")
+  app.add_option("-n,--iters", o.iters, "timed calls per plan and size (the median is used)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   app.add_option("--top", o.top,
@@ -316,14 +302,15 @@ int main(int argc, char** argv) {
                  "timed call)")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
-  app.add_option("--output,-o", o.output, "plan file to write (YAML)")
+  app.add_option("--output", o.output, "plan file to write (YAML)")
       ->type_name("FILE")
       ->capture_default_str();
   const bool printer = strata::tools::firstProcess();
   if (auto rc = strata::tools::parseCommandLine(app, argc, argv, printer)) return *rc;
   strata::StatusOr<std::vector<size_t>> sizes = strata::tools::sweepSizes(o);
   if (!sizes.isOk()) {
-    return printer ? strata::tools::fail(sizes.status().message()) : 1;
+    return printer ? strata::tools::usageError(strata::tools::kTool, sizes.status().message())
+                   : strata::tools::kExitUsage;
   }
   return strata::tools::guardedMain(
       "strata-tune", [&] { return strata::tools::run(o, sizes.value(), &argc, &argv); });

@@ -1,22 +1,59 @@
-// What every strata tool shares on its command line: exit statuses and the parse step.
+// What every strata tool shares on its command line: exit statuses, error messages, the --help
+// footer and the parse step.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace strata::tools {
 
 // Exit statuses, the same in every tool (and said in each --help):
 //   0 success, 1 failure (the run went wrong), 2 usage error (the command line was wrong, as
-//   getopt-based tools and Python's argparse), 77 skipped (--device without a GPU; see
-//   tool_main.h). CLI11's own codes (100 and up) would read like a crash next to MPI's.
+//   getopt-based tools and Python's argparse), 77 skipped (--device without a GPU).
+// CLI11's own codes (100 and up) would read like a crash next to MPI's.
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+// 77: what ctest (SKIP_RETURN_CODE) and automake's test drivers read as "skipped".
+constexpr int kNoGpuExit = 77;
 
-// The line each tool's --help ends with.
-constexpr const char* kExitStatusHelp =
-    "Exit status: 0 success, 1 failure, 2 usage error (a wrong command line).";
+// The line each tool's --help ends with; tools with --device (strata-perf, strata-kernels in
+// CUDA builds) use the second, which adds 77. Worded once, here.
+#define STRATA_TOOL_EXIT_STATUS                                                             \
+  "Exit status: 0 success, 1 failure, 2 usage error (a wrong command line, or option values " \
+  "that do not go together)"
+constexpr const char* kExitStatusHelp = STRATA_TOOL_EXIT_STATUS ".";
+constexpr const char* kExitStatusDeviceHelp =
+    STRATA_TOOL_EXIT_STATUS ", 77 skipped (--device where no GPU is visible).";
+#undef STRATA_TOOL_EXIT_STATUS
+
+// Sets `app`'s --help footer to `body` followed by the exit-status line, so the line is always
+// last. `device`: the tool has --device (and may exit 77).
+inline void setFooter(CLI::App& app, const std::string& body, bool device = false) {
+  const char* status = device ? kExitStatusDeviceHelp : kExitStatusHelp;
+  app.footer(body.empty() ? std::string(status) : body + "\n\n" + status);
+}
+
+// Prints "TOOL: error: MESSAGE" on stderr and returns `code`, so `return toolError(...)` exits
+// with it. Runtime failures keep the default; usageError is for a command line found wrong after
+// parsing (values that do not go together, a size out of range).
+inline int toolError(const char* tool, const std::string& message, int code = kExitFailure) {
+  std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
+  return code;
+}
+inline int usageError(const char* tool, const std::string& message) {
+  return toolError(tool, message, kExitUsage);
+}
+
+// Thrown from deep inside a tool for a usage error found after parsing; guardedMain
+// (tool_main.h) prints it and exits kExitUsage.
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
 // Parses the command line. Returns nothing when the tool should go on, else the status to exit
 // with: 0 after --help, kExitUsage after a bad command line. `print` is false on the ranks of an

@@ -6,19 +6,21 @@
 #include <cstdio>
 #include <exception>
 
+#include "tool_cli.h"  // kNoGpuExit, kExitUsage, UsageError
+
 namespace strata::tools {
 
-// A tool's exit status when its --device mode finds no GPU: 77, which ctest (SKIP_RETURN_CODE)
-// and automake's test drivers read as "skipped" rather than failed.
-constexpr int kNoGpuExit = 77;
-
 // Runs `body` (which returns the exit code). An exception becomes a message on stderr and exit
-// code 1; under mpirun the job is aborted, since the other ranks may be waiting in a
-// collective.
+// code 1 (kExitUsage for a UsageError); under mpirun the job is aborted, since the other ranks
+// may be waiting in a collective.
 template <typename Body>
 int guardedMain(const char* tool, Body body) {
+  int code = kExitFailure;
   try {
     return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    code = kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
   } catch (...) {
@@ -29,10 +31,10 @@ int guardedMain(const char* tool, Body body) {
   MPI_Finalized(&finalized);
   if (initialized && !finalized) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
     MPI_Finalize();
   }
-  return 1;
+  return code;
 }
 
 }  // namespace strata::tools

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the build into a temporary prefix, then configures, builds and runs a consumer that
-# uses find_package(strata). Arguments: the build directory and the source directory.
+# Installs the build into a temporary prefix, then checks it as a user elsewhere would meet it:
+# a consumer that uses find_package(strata) configures, builds and runs; no installed ELF file
+# has a RUNPATH into the build; libstrata.so needs no NCCL; every installed program answers
+# --help and the demo runs under mpiexec, all without LD_LIBRARY_PATH.
+# Arguments: the build directory and the source directory.
 set -euo pipefail
 build="$1" src="$2"
 work="$(mktemp -d)"
@@ -13,6 +16,59 @@ cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$work/consumer" >/dev/null
 LD_LIBRARY_PATH="$(dirname "$(ls "$work"/prefix/lib*/libstrata.so | head -1)")" "$work/consumer/consumer"
 
+# No installed ELF file may point into the build or source tree (an RPATH/RUNPATH left from the
+# build would hide a broken install here and break it elsewhere), and libstrata.so must not
+# need NCCL: it loads NCCL at run time (src/fabrics/nccl/nccl_lib.h), so host-only users need none.
+elves=0
+while IFS= read -r -d '' f; do
+  head -c 4 "$f" | grep -q $'^\x7fELF' || continue
+  elves=$((elves + 1))
+  paths=$(readelf -d "$f" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p')
+  for root in "$build" "$src"; do
+    real=$(cd "$root" && pwd -P)
+    case ":$paths:" in
+      *"$root"* | *"$real"*) echo "FAIL: $f has RPATH/RUNPATH '$paths' into $root"; exit 1 ;;
+    esac
+  done
+done < <(find "$work/prefix" -type f -print0)
+[ "$elves" -gt 0 ] || { echo "FAIL: no ELF files installed"; exit 1; }
+lib=$(ls "$work"/prefix/lib*/libstrata.so | head -1)
+if readelf -d "$lib" | grep NEEDED | grep -q libnccl; then
+  echo "FAIL: $lib needs libnccl: $(readelf -d "$lib" | grep NEEDED | tr -s ' ')"
+  exit 1
+fi
+echo "installed ELF files: $elves, none with a RUNPATH into the build; libstrata.so needs no NCCL"
+
+# Every installed program runs from the prefix alone (RUNPATH $ORIGIN/../lib, no
+# LD_LIBRARY_PATH): --help exits 0 and prints something. Run from outside the build.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+programs=0
+for prog in "$work"/prefix/bin/*; do
+  [ -x "$prog" ] || continue
+  case "$(basename "$prog")" in
+    strata-allreduce-demo) continue ;;  # no --help: run under mpiexec below
+  esac
+  help=$(cd "$work" && env -u LD_LIBRARY_PATH "$prog" --help 2>&1) ||
+    { echo "FAIL: $prog --help exited $?:"; echo "$help"; exit 1; }
+  [ -n "$help" ] || { echo "FAIL: $prog --help printed nothing"; exit 1; }
+  programs=$((programs + 1))
+done
+if [ -d "$build/tools" ]; then
+  [ "$programs" -ge 7 ] || { echo "FAIL: only $programs installed programs answered --help"; exit 1; }
+fi
+echo "installed programs: $programs answer --help from the prefix"
+
+# The quick-start demo under mpiexec, from the prefix alone.
+demo="$work/prefix/bin/strata-allreduce-demo"
+if [ -f "$build/examples/strata-allreduce-demo" ] || [ -x "$demo" ]; then
+  out=$(cd "$work" && env -u LD_LIBRARY_PATH -u STRATA_TOPO_FILE -u STRATA_PLAN_FILE \
+    -u STRATA_HOSTNAME timeout 120 "${MPIEXEC:-mpiexec}" --oversubscribe -n 2 "$demo" 1000 2>&1) ||
+    { echo "FAIL: the installed demo exited $?:"; echo "$out"; exit 1; }
+  echo "$out"
+  grep -q "strata allreduce demo: 2 ranks, 1000 float32 elements" <<<"$out"
+  grep -q "check: PASSED (0 wrong elements)" <<<"$out"
+fi
+
 # The torch backend, when the build has it: importable from the prefix with PYTHONPATH alone
 # (its extension finds libstrata.so by its RUNPATH), and working under mpiexec.
 pkg="$work/prefix/lib/python3/dist-packages"
@@ -20,7 +76,6 @@ if [ -d "$build/python/strata_torch" ]; then
   test -f "$pkg/strata_torch/__init__.py"
   test -f "$pkg/strata_torch/hooks.py"
   ls "$pkg"/strata_torch/_C*.so >/dev/null
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
   out=$(cd "$work" && env -u LD_LIBRARY_PATH PYTHONPATH="$pkg" mpiexec --oversubscribe -n 2 \
     /usr/bin/python3 -c '
 import strata_torch, torch, torch.distributed as dist

@@ -1,5 +1,16 @@
 # Runs strata-kernels on a small sweep and checks the table's shape: a header per type and one
 # row per size (4 KiB and 16 KiB) with its numeric columns. Run with cmake -DKERNELS=... -P.
+# With -DCASE=bad_flag: usage errors exit 2 (tools/tool_cli.h), from the parser or after it.
+if(CASE STREQUAL "bad_flag")
+  foreach(args "--bogus" "-b;64K;-e;4K" "-d;float7" "-k;1;--in-place")
+    execute_process(COMMAND ${KERNELS} ${args}
+      OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 2 OR err STREQUAL "")
+      message(FATAL_ERROR "strata-kernels ${args}: exit ${rc}, expected 2 with a message:\n${err}")
+    endif()
+  endforeach()
+  return()
+endif()
 execute_process(COMMAND ${KERNELS} -b 4K -e 16K -f 4 --all
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

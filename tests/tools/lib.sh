@@ -34,6 +34,16 @@ mpirun() {
 }
 
 expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
+# expect_exit CODE: a clean failure with exit code CODE (1 failure, 2 usage error; see
+# tools/tool_cli.h), a message on stderr, and no uncaught exception, signal or abort.
+expect_exit() {
+  expect_rc "$1"
+  [ -s "$err" ] || fail "exit code $1 without a message"
+  ! grep -qE 'terminate called|Aborted|core dumped|Segmentation' "$err" ||
+    fail "crashed instead of failing cleanly"
+}
+expect_failure() { expect_exit 1; }
+expect_usage() { expect_exit 2; }
 has() { grep -qF -- "$1" "${2:-$out}" || fail "'$1' not in ${3:-stdout}"; }
 has_err() { has "$1" "$err" stderr; }
 lacks() { ! grep -qF -- "$1" "${2:-$out}" || fail "'$1' unexpectedly in ${3:-stdout}"; }

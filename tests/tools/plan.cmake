@@ -14,21 +14,10 @@ if(NOT TARGET strata-plan)
 endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
-set(STRATA_PLAN_TEST_ENV
-  STRATA_TOPO_FILE=unset:
-  STRATA_HOSTNAME=unset:
-  STRATA_PLAN_FILE=unset:
-  STRATA_PLAN_DUMP_FILE=unset:
-  STRATA_DEBUG=unset:
+set(STRATA_PLAN_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   "STRATA_PLAN_BIN=set:$<TARGET_FILE:strata-plan>"
   STRATA_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}
-  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
-  PYTHON=set:${Python3_EXECUTABLE}
-  OMPI_ALLOW_RUN_AS_ROOT=set:1
-  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
-  OMPI_MCA_btl=set:self,vader
-  OMPI_MCA_pml=set:ob1
-  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+  PYTHON=set:${Python3_EXECUTABLE})
 
 set(STRATA_PLAN_CASES help show_small_vs_large show_seed_flat_ring show_seed_nic_per_gpu
   show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes simulate_192 simulate_links validate_configs

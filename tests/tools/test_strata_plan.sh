@@ -20,14 +20,6 @@ plans=$src/configs/plans
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 make_work strata_plan_test
 
-# A clean failure: exit code 1, a message, no uncaught exception, signal or abort.
-expect_failure() {
-  [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1"
-  [ -s "$err" ] || fail "failed without a message"
-  ! grep -qE 'terminate called|Aborted|core dumped|Segmentation' "$err" ||
-    fail "crashed instead of failing cleanly"
-}
-
 # in_range VALUE LO HI: whether LO <= VALUE <= HI (decimals allowed).
 in_range() {
   awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'
@@ -60,8 +52,14 @@ case "$case_name" in
     done
     run validate --help
     expect_rc 0
-    for word in --plan-file --topo --input --live "OK: N rules" "FILE:LINE" Examples; do
+    for word in --plan-file --topo --input --live --format "OK: N rules" "FILE:LINE" Examples; do
       has "$word"
+    done
+    # Every help ends with the exit statuses.
+    for sub in "" show simulate validate; do
+      run $sub --help
+      [ "$(tail -n 1 "$out")" = "Exit status: 0 success, 1 failure, 2 usage error (a wrong command line, or option values that do not go together)." ] ||
+        fail "strata-plan $sub --help does not end with the exit statuses"
     done
     ;;
 
@@ -339,6 +337,20 @@ assert net["name"] == "network" and net["link_sharing"] == 8, net
     has "[32KiB, 1MiB) line 7: flat-ring"
     has "[1MiB, inf) line 10: reduce_scatter@socket, reduce_scatter@node, allreduce@rack (ring)"
     has "rack: fabric mpi chunk_bytes 4MiB"
+    run validate --plan-file "$plans/blueconnect_2x2x2.yaml" --topo "$topos/2x2x2.yaml" \
+      --format json
+    expect_rc 0
+    check_json '
+assert d["ok"] is True, d
+assert d["ranks"] == 8 and d["plan_source"].endswith("blueconnect_2x2x2.yaml"), d
+r = d["rules"]
+assert [(x["min_bytes"], x["max_bytes"], x["line"]) for x in r] == \
+    [(0, 32768, 5), (32768, 1048576, 7), (1048576, None, 10)], r
+assert r[0]["plan"]["name"] == "passthrough" and r[1]["plan"]["name"] == "flat-ring", r
+assert r[2]["plan"]["description"].startswith("reduce_scatter@socket, "), r[2]
+rack = [s for s in r[2]["stages"] if s["level"] == "rack"]
+assert rack and rack[0]["fabric"] == "mpi" and rack[0]["chunk_bytes"] == 4 << 20, r[2]
+'
     ;;
 
   validate_broken)
@@ -365,6 +377,11 @@ EOF
     run validate --plan-file "$work/gap.yaml" --topo "$topos/2x2.yaml"
     expect_failure
     has_err "$work/gap.yaml:3:"
+    # As JSON: a verdict on stdout, the message on stderr, exit 1.
+    run validate --plan-file "$work/gap.yaml" --topo "$topos/2x2.yaml" --format json
+    expect_failure
+    has_err "$work/gap.yaml:3:"
+    check_json 'assert d["ok"] is False and "gap.yaml:3:" in d["error"], d' 
     # A plan for other levels.
     run validate --plan-file "$plans/two_level.yaml" --topo "$topos/2x2x2.yaml"
     expect_failure
@@ -407,32 +424,45 @@ EOF
     ;;
 
   bad_arguments)
-    check_fails() {
+    # A wrong command line, found by the parser or after it, exits 2; a file that cannot be
+    # used exits 1 (tools/tool_cli.h).
+    usage_fails() {
+      run "$@"
+      expect_usage
+      has_err "$expect"
+    }
+    run_fails() {
       run "$@"
       expect_failure
       has_err "$expect"
     }
-    expect="say which hierarchy" check_fails show --size 1M
-    expect="give only one of" check_fails show --topo "$topos/2x2.yaml" --cluster 2x2
-    expect="not a size" check_fails show --topo "$topos/2x2.yaml" --size 12Q
-    expect="ends below its start" check_fails show --topo "$topos/2x2.yaml" --sizes 1G:1K
-    expect="step" check_fails show --topo "$topos/2x2.yaml" --sizes 1K:1M:x1
-    expect="NODESxGPUS" check_fails simulate --cluster 24y8
-    expect="unknown link kind 'foo'" check_fails simulate --cluster 2x2 --intra foo:3
-    expect="positive number of GB/s" check_fails simulate --cluster 2x2 --inter ib:0
-    expect="disagrees" check_fails simulate --cluster 2x8 --inter ib:4x25 --nics 2
-    expect="at most" check_fails simulate --cluster 2048x1024
-    expect="--live" check_fails simulate --live
-    expect="--nodes and --ranks-per-node go with --input" check_fails \
+    expect="say which hierarchy" usage_fails show --size 1M
+    expect="give only one of" usage_fails show --topo "$topos/2x2.yaml" --cluster 2x2
+    expect="not a size" usage_fails show --topo "$topos/2x2.yaml" --size 12Q
+    expect="ends below its start" usage_fails show --topo "$topos/2x2.yaml" --sizes 1G:1K
+    expect="step" usage_fails show --topo "$topos/2x2.yaml" --sizes 1K:1M:x1
+    expect="NODESxGPUS" usage_fails simulate --cluster 24y8
+    expect="unknown link kind 'foo'" usage_fails simulate --cluster 2x2 --intra foo:3
+    expect="positive number of GB/s" usage_fails simulate --cluster 2x2 --inter ib:0
+    expect="disagrees" usage_fails simulate --cluster 2x8 --inter ib:4x25 --nics 2
+    expect="at most" usage_fails simulate --cluster 2048x1024
+    expect="--live" usage_fails simulate --live
+    expect="--nodes and --ranks-per-node go with --input" usage_fails \
       show --topo "$topos/2x2.yaml" --nodes 3
-    expect="cannot open" check_fails show --topo "$work/none.yaml"
-    expect="$work/none.xml" check_fails show --input "$work/none.xml"
-    expect="format" check_fails simulate --cluster 2x2 --format xml
-    expect="subcommand" check_fails
-    expect="plan-file" check_fails validate --topo "$topos/2x2.yaml"
-    expect="--collective: gather not in" check_fails \
+    expect="cannot open" run_fails show --topo "$work/none.yaml"
+    expect="$work/none.xml" run_fails show --input "$work/none.xml"
+    expect="format" usage_fails simulate --cluster 2x2 --format xml
+    expect="subcommand" usage_fails
+    expect="plan-file" usage_fails validate --topo "$topos/2x2.yaml"
+    expect="--collective: gather not in" usage_fails \
       show --topo "$topos/2x2.yaml" --collective gather
-    expect="does not go with --collective broadcast" check_fails \
+    # The short letters nccl-tests gives other meanings are gone (-f step factor, -t threads,
+    # -i step bytes, -n iterations, -r root, -c check, -p parallel init).
+    expect="-f" usage_fails show --topo "$topos/2x2.yaml" -f json
+    expect="-t" usage_fails show -t "$topos/2x2.yaml"
+    expect="-c" usage_fails simulate -c 2x2
+    expect="-p" usage_fails validate -p "$plans/two_level.yaml" --topo "$topos/2x2.yaml"
+    expect="does not go with --collective broadcast" usage_fails \
       show --topo "$topos/2x2.yaml" --collective broadcast --plan-file "$plans/two_level.yaml"
     ;;
 

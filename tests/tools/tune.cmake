@@ -9,22 +9,9 @@ if(NOT TARGET strata-tune OR NOT TARGET strata-allreduce-demo)
   return()
 endif()
 
-set(STRATA_TUNE_TEST_ENV
-  STRATA_TOPO_FILE=unset:
-  STRATA_HOSTNAME=unset:
-  STRATA_CHUNK_BYTES=unset:
-  STRATA_PLAN_FILE=unset:
-  STRATA_PLAN_DUMP_FILE=unset:
-  STRATA_DEBUG=unset:
-  STRATA_DEBUG_SUBSYS=unset:
+set(STRATA_TUNE_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   "STRATA_TUNE_BIN=set:$<TARGET_FILE:strata-tune>"
-  "STRATA_DEMO=set:$<TARGET_FILE:strata-allreduce-demo>"
-  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
-  OMPI_ALLOW_RUN_AS_ROOT=set:1
-  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
-  OMPI_MCA_btl=set:self,vader
-  OMPI_MCA_pml=set:ob1
-  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+  "STRATA_DEMO=set:$<TARGET_FILE:strata-allreduce-demo>")
 
 set(STRATA_TUNE_CASES help bad_arguments)
 set(STRATA_TUNE_MPI_CASES one_rank bad_output sweep_and_use)
