@@ -247,11 +247,15 @@ Examples:
       --vs-label han --json han.json
   tools/plot -o both.png --title "16 ranks" ar.json han.json
 
-)";  // kExitStatusHelp follows (perfFooter)
+)";  // setFooter adds the exit statuses
 
 
 }  // namespace
 
-std::string perfFooter() { return std::string(kFooter) + kExitStatusHelp; }
+std::string perfFooter() {
+  std::string body(kFooter);
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  return body;
+}
 
 }  // namespace strata::tools

@@ -40,10 +40,7 @@ namespace {
 constexpr size_t kHostChars = 256;
 constexpr double kProgressSeconds = 5;
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "strata-perf: error: %s\n", message.c_str());
-  return 1;
-}
+int fail(const std::string& message) { return toolError("strata-perf", message); }
 
 // Whether the communicator runs queued calls on its own thread (core/init.cc's rule).
 bool progressThread(int threadLevel) {
@@ -312,17 +309,18 @@ int main(int argc, char** argv) {
   CLI::App app{
       "strata-perf: time strata's collectives over a sweep of sizes, as nccl-tests does, and "
       "optionally MPI's own in the same run. Run it under mpirun."};
-  app.footer(strata::tools::perfFooter());
+  strata::tools::setFooter(app, strata::tools::perfFooter(), /*device=*/true);
   strata::tools::addPerfOptions(app, &o);
   const bool printer = strata::tools::firstProcess();
 #ifndef STRATA_HAVE_CUDA
   // Said plainly, rather than CLI11's "not expected", since the flag exists in CUDA builds.
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--device") {
-      return printer ? strata::tools::fail(
+      return printer ? strata::tools::usageError(
+                           "strata-perf",
                            "--device: this strata-perf was built without CUDA (configure with "
                            "the CUDA toolkit and NCCL present)")
-                     : 1;
+                     : strata::tools::kExitUsage;
     }
   }
 #endif
@@ -331,8 +329,8 @@ int main(int argc, char** argv) {
   // A value the options cannot take is a wrong command line, as a malformed one is.
   const strata::Status resolved = strata::tools::resolveOptions(&o);
   if (!resolved.isOk()) {
-    if (printer) strata::tools::fail(resolved.message());
-    return strata::tools::kExitUsage;
+    return printer ? strata::tools::usageError("strata-perf", resolved.message())
+                   : strata::tools::kExitUsage;
   }
   return strata::tools::guardedMain("strata-perf",
                                     [&] { return strata::tools::run(o, &argc, &argv); });

@@ -29,25 +29,12 @@ if(NOT TARGET strata-perf)
 endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
-set(STRATA_PERF_TEST_ENV
-  STRATA_TOPO_FILE=unset:
-  STRATA_HOSTNAME=unset:
-  STRATA_CHUNK_BYTES=unset:
-  STRATA_PLAN_FILE=unset:
-  STRATA_PLAN_DUMP_FILE=unset:
-  STRATA_DEBUG=unset:
-  STRATA_DEBUG_SUBSYS=unset:
+set(STRATA_PERF_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   STRATA_PROGRESS=unset:
   "PERF_BIN=set:$<TARGET_FILE:strata-perf>"
   PERF_PLOT=set:${PROJECT_SOURCE_DIR}/tools/plot
   HOSTNAME_BY_RANK=set:${PROJECT_SOURCE_DIR}/tests/mpi/hostname_by_rank.sh
-  MPIEXEC=set:${MPIEXEC_EXECUTABLE}
-  PYTHON=set:${Python3_EXECUTABLE}
-  OMPI_ALLOW_RUN_AS_ROOT=set:1
-  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=set:1
-  OMPI_MCA_btl=set:self,vader
-  OMPI_MCA_pml=set:ob1
-  OMPI_MCA_rmaps_base_oversubscribe=set:1)
+  PYTHON=set:${Python3_EXECUTABLE})
 
 set(STRATA_PERF_CASES help bad_arguments nccl_flags nccltests_parser)
 set(STRATA_PERF_MPI_CASES bad_flag_mpi bad_root_mpi bad_output vs_mpi vs_mpi_rooted
