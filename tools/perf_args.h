@@ -52,8 +52,8 @@ struct PerfOptions {
   std::string stepText = "1M";  // -i, used when the step factor is 1
   long long stepFactor = 1;     // -f
   int iters = 20;               // -n
-  // -w: nccl-tests' default since 2.16.8 (it was 5 before); strata-perf warms every size.
-  int warmup = 1;
+  // -w: nccl-tests' default; strata-perf warms up at every size.
+  int warmup = 5;
   int check = 1;                // -c: check iterations (0 = none)
   int average = 1;              // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
   int repeat = 1;               // --repeat (strata's own; nccl-tests' -R is local_register)

@@ -81,7 +81,7 @@ void addPerfOptions(CLI::App& app, PerfOptions* o) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", o->warmup,
-                 "untimed calls first, at every size (nccl-tests' default since 2.16.8; 5 before)")
+                 "untimed calls first, at every size")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("-c,--check", o->check, "check iterations: exact expected results (0: no check)")

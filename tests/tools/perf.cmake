@@ -1,6 +1,7 @@
 # strata-perf, run as a user runs it (ctest -L tools); included from tests/tools/CMakeLists.txt.
 #
-#   tools.strata_perf.<case>   test_strata_perf.sh <case>: --help, argument errors (alone and
+#   tools.strata_perf.<case>   test_strata_perf.sh <case> (test_strata_perf_nccltests.sh for the
+#                              nccl* cases): --help, argument errors (alone and
 #                              under mpiexec, a root outside the job), an unwritable --json, the
 #                              -c 1 sweeps below, --vs mpi (ratio columns, JSON, CSV, MPI's
 #                              results checked; MPI_Bcast and MPI_Reduce in vs_mpi_rooted),
@@ -53,8 +54,12 @@ if(STRATA_HAVE_CUDA)
 endif()
 
 foreach(case IN LISTS STRATA_PERF_CASES STRATA_PERF_MPI_CASES)
+  set(script test_strata_perf.sh)
+  if(case MATCHES "^nccl")
+    set(script test_strata_perf_nccltests.sh)
+  endif()
   add_test(NAME tools.strata_perf.${case}
-    COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_perf.sh ${case})
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/${script} ${case})
   set_tests_properties(tools.strata_perf.${case} PROPERTIES
     ENVIRONMENT_MODIFICATION "${STRATA_PERF_TEST_ENV}")
   if(case IN_LIST STRATA_PERF_MPI_CASES)
