@@ -175,13 +175,17 @@ build_strata() {
   local tdir pbdir
   tdir="$("$PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)/Torch"
   pbdir="$("$PY" -m pybind11 --cmakedir 2>/dev/null)"
-  if want torch && [ -d "$tdir" ] && [ -n "$pbdir" ]; then
+  # (A distribution's PyTorch, e.g. Debian's, keeps its CMake package where CMake looks anyway.)
+  local hints=()
+  [ -d "$tdir" ] && hints+=(-DTorch_DIR="$tdir")
+  [ -n "$pbdir" ] && hints+=(-Dpybind11_DIR="$pbdir")
+  if want torch && "$PY" -c 'import torch' 2>/dev/null; then
     configure -DSTRATA_WITH_TORCH=ON -DPython3_EXECUTABLE="$PY" -DSTRATA_TORCH_PYTHON="$PY" \
-      -DTorch_DIR="$tdir" -Dpybind11_DIR="$pbdir" ||
+      "${hints[@]}" ||
       { echo "gpu-check: configuring with PyTorch failed: configuring without it" |
           tee "$build.torch-off"; rm -rf "$build"; }
   else
-    echo "gpu-check: no PyTorch CMake package ($tdir) or no pybind11 for $PY" >"$build.torch-off"
+    echo "gpu-check: $PY cannot import torch (or the torch phase is not wanted)" >"$build.torch-off"
   fi
   [ -f "$build/CMakeCache.txt" ] || configure -DSTRATA_WITH_TORCH=OFF || return 1
   cmake --build "$build" -j "$(nproc)" --target strata strata_gpu_unit_tests \
