@@ -87,10 +87,10 @@ ProcessGroupStrata::~ProcessGroupStrata() {
   const bool healthy =
       comm_ != nullptr && strataCommGetAsyncError(comm_, &state) == strataSuccess &&
       state == strataSuccess;
-  shutdown(healthy);
+  close(healthy);
 }
 
-void ProcessGroupStrata::shutdown(bool collective) {
+void ProcessGroupStrata::close(bool collective) {
   GilRelease unlocked;
   completer_.stop();
   up_.worker.stop();
@@ -121,7 +121,7 @@ void ProcessGroupStrata::shutdownAll() {
     groups = live();
   }
   // At exit a peer may already be gone: free locally, never wait for anyone.
-  for (ProcessGroupStrata* g : groups) g->shutdown(false);
+  for (ProcessGroupStrata* g : groups) g->close(false);
 }
 
 void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,

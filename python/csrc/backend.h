@@ -123,7 +123,7 @@ class ProcessGroupStrata : public BackendBase {
                         std::vector<strataRequest_t> requests, std::function<void()> after);
   // Stops the threads and frees the communicators: destroyed (collective) when `collective`,
   // else aborted (local). Idempotent.
-  void shutdown(bool collective);
+  void close(bool collective);
 
   std::chrono::milliseconds timeout_;
   strataComm_t base_ = nullptr;  // the members' communicator; the others are split from it
