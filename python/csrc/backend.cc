@@ -218,4 +218,15 @@ std::string ProcessGroupStrata::describe() {
   return buf;
 }
 
+#ifndef STRATA_TORCH_CUDA
+// Without CUDA in PyTorch, checkDense refuses CUDA tensors before anything gets here.
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onStream(
+    c10d::OpType, const char* op, const at::Device& device, std::vector<at::Tensor>,
+    std::vector<at::Tensor>, const std::vector<std::function<strataResult_t(strataStream_t)>>&,
+    const std::function<void()>&) {
+  TORCH_CHECK(false, "strata: ", op, ": ", device,
+              " tensors need a build of the strata backend against a PyTorch with CUDA");
+}
+#endif
+
 }  // namespace strata::torch_backend
