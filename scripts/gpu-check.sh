@@ -4,18 +4,30 @@
 # (never over /), builds strata against them, runs the GPU tests and, with --bench, bench/gpu.
 # Logs and results go to $OUT when it is set (the device tool brings that folder back).
 #
-#   bash scripts/gpu-check.sh [--bench] [--build DIR]
+#   bash scripts/gpu-check.sh [--bench] [--build DIR] [--torch PYTHON]
+#
+# --torch PYTHON: also build the torch.distributed backend against the PyTorch of PYTHON (a
+# pip venv's interpreter: Torch_DIR, pybind11 and the tests' interpreter come from it), so
+# that `ctest -L gpu` runs tests/torch/test_cuda.py too (docs/torch.md).
 #
 # NCCL outside /usr/local/cuda: set NCCL_HOME (e.g. the nvidia-nccl pip wheel's nvidia/nccl).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench=0
 build="$root/build-gpu"
+torch_args=()
 while (($#)); do
   case "$1" in
     --bench) bench=1 ;;
     --build) build="$2"; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --torch)
+      py="$2"; shift
+      torch_dir="$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "share", "cmake", "Torch"))')"
+      torch_args=(-DSTRATA_WITH_TORCH=ON -DPython3_EXECUTABLE="$py" -DTorch_DIR="$torch_dir"
+        -DSTRATA_TORCH_PYTHON="$py")
+      if pb="$("$py" -m pybind11 --cmakedir 2>/dev/null)"; then torch_args+=(-Dpybind11_DIR="$pb"); fi
+      ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,7 +53,8 @@ export MPIEXEC="$deps/usr/bin/mpiexec.openmpi"
   "$MPIEXEC" --version | head -1
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_PREFIX_PATH="$deps/usr;$lib/cmake" -DMPIEXEC_EXECUTABLE="$MPIEXEC" \
-    -DMPI_C_COMPILER="$deps/usr/bin/mpicc.openmpi" -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf"
+    -DMPI_C_COMPILER="$deps/usr/bin/mpicc.openmpi" -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" \
+    "${torch_args[@]}"
   cmake --build "$build" -j "$(nproc)"
 } 2>&1 | tee "$out/build.log"
 set +e
