@@ -18,6 +18,30 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
   find_package(pybind11 CONFIG QUIET)
   if(Torch_FOUND)
     find_library(STRATA_TORCH_PYTHON_LIBRARY torch_python HINTS ${TORCH_INSTALL_PREFIX}/lib)
+    # pybind11: torch's own copy when its wheel ships one (pip wheels have
+    # <prefix>/include/pybind11). The extension's class derives from torch's bound
+    # c10d::Backend, which pybind11 finds only through internals of the same version and ABI
+    # (PYBIND11_INTERNALS_VERSION, compiler, stdlib, build ABI): a different pybind11 from
+    # pip would make the import fail with "referenced unknown base type".
+    if(EXISTS ${TORCH_INSTALL_PREFIX}/include/pybind11/pybind11.h)
+      set(STRATA_TORCH_PYBIND11_FROM_TORCH ON)
+    endif()
+    # The ABI strings torch's pybind11 was built with, as torch.utils.cpp_extension passes them.
+    if(Python3_Interpreter_FOUND)
+      execute_process(COMMAND ${Python3_EXECUTABLE} -c
+        "import torch; q = chr(34); print(';'.join('PYBIND11_' + n + '=' + q + getattr(torch._C, '_PYBIND11_' + n) + q for n in ('COMPILER_TYPE', 'STDLIB', 'BUILD_ABI') if getattr(torch._C, '_PYBIND11_' + n, None)))"
+        OUTPUT_VARIABLE STRATA_TORCH_PYBIND11_ABI OUTPUT_STRIP_TRAILING_WHITESPACE
+        ERROR_QUIET RESULT_VARIABLE _abi_rc)
+      if(NOT _abi_rc EQUAL 0)
+        set(STRATA_TORCH_PYBIND11_ABI "")
+      endif()
+    endif()
+    # A CUDA build of PyTorch ships c10_cuda; the extension then serves CUDA tensors
+    # (STRATA_TORCH_CUDA, python/csrc/cuda_ops.cc) and needs the CUDA runtime's headers.
+    find_library(STRATA_TORCH_C10_CUDA c10_cuda HINTS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)
+    if(STRATA_TORCH_C10_CUDA)
+      find_package(CUDAToolkit QUIET)
+    endif()
   endif()
   set(_why "")
   if(NOT Python3_FOUND)
@@ -26,12 +50,16 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
     set(_why "PyTorch's C++ API (TorchConfig.cmake, libtorch-dev) not found")
   elseif(NOT STRATA_TORCH_PYTHON_LIBRARY)
     set(_why "libtorch_python not found")
-  elseif(NOT pybind11_FOUND)
+  elseif(NOT pybind11_FOUND AND NOT STRATA_TORCH_PYBIND11_FROM_TORCH)
     set(_why "pybind11 (pybind11-dev) not found")
   endif()
   if(_why STREQUAL "")
     set(STRATA_TORCH_BUILT ON)
-    message(STATUS "strata: torch.distributed backend: ON (PyTorch ${Torch_VERSION}, ${Python3_EXECUTABLE})")
+    set(STRATA_TORCH_CUDA OFF)
+    if(STRATA_TORCH_C10_CUDA AND CUDAToolkit_FOUND)
+      set(STRATA_TORCH_CUDA ON)
+    endif()
+    message(STATUS "strata: torch.distributed backend: ON (PyTorch ${Torch_VERSION}, ${Python3_EXECUTABLE}; CUDA tensors: ${STRATA_TORCH_CUDA})")
   elseif(STRATA_WITH_TORCH STREQUAL "ON")
     message(FATAL_ERROR "STRATA_WITH_TORCH=ON but ${_why}: apt-get install python3-torch libtorch-dev pybind11-dev python3-dev")
   else()

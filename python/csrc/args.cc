@@ -52,9 +52,28 @@ void checkDense(const at::Tensor& t, const char* op, const char* what) {
   TORCH_CHECK(t.defined(), "strata: ", op, ": ", what, " is undefined");
   TORCH_CHECK(t.layout() == at::kStrided, "strata: ", op, ": ", what,
               " must be a dense tensor (sparse tensors are not supported)");
+#ifdef STRATA_TORCH_CUDA
+  TORCH_CHECK(t.device().is_cpu() || t.device().is_cuda(), "strata: ", op, ": ", what,
+              " is on ", t.device(), "; the strata backend takes CPU and CUDA tensors");
+#else
   TORCH_CHECK(t.device().is_cpu(), "strata: ", op, ": ", what, " is on ", t.device(),
               "; this build of the strata backend takes CPU tensors (it was built against a "
               "PyTorch without CUDA)");
+#endif
+}
+
+void checkCpu(const at::Tensor& t, const char* op, const char* why) {
+  TORCH_CHECK(!t.device().is_cuda(), "strata: ", op, " does not support CUDA tensors (", why,
+              "); use CPU tensors");
+}
+
+void checkSameDevice(const std::vector<at::Tensor>& list, const at::Tensor& ref, const char* op,
+                     const char* what) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    TORCH_CHECK(list[i].device() == ref.device(), "strata: ", op, ": ", what, "[", i,
+                "] is on ", list[i].device(), ", expected ", ref.device(),
+                " (one device per process)");
+  }
 }
 
 const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op) {

@@ -17,11 +17,17 @@ strataDataType_t dataType(const at::Tensor& t, const char* op);
 // strata's operation for `op`; refuses the bitwise ops and PREMUL_SUM.
 strataRedOp_t redOp(const c10d::ReduceOp& op, const char* name);
 
-// The one tensor of a single-tensor operation (one device per process, as with Gloo's CPU
-// path): dense, on the CPU, contiguous or not. Refuses anything else.
+// The one tensor of a single-tensor operation (one device per process): dense, on the CPU (or
+// a CUDA device, see checkDense), contiguous or not. Refuses anything else.
 const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op);
-// A dense CPU tensor; `what` names it in messages.
+// A dense tensor on the CPU, or on a CUDA device in a build with CUDA (STRATA_TORCH_CUDA);
+// `what` names it in messages.
 void checkDense(const at::Tensor& t, const char* op, const char* what);
+// Refuses a CUDA tensor for an operation served on host memory only; `why` says why.
+void checkCpu(const at::Tensor& t, const char* op, const char* why);
+// All of `list` are on `ref`'s device.
+void checkSameDevice(const std::vector<at::Tensor>& list, const at::Tensor& ref, const char* op,
+                     const char* what);
 // All of `list` have `ref`'s dtype and number of elements.
 void checkSameShape(const std::vector<at::Tensor>& list, const at::Tensor& ref, const char* op,
                     const char* what);

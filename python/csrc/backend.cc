@@ -87,10 +87,10 @@ ProcessGroupStrata::~ProcessGroupStrata() {
   const bool healthy =
       comm_ != nullptr && strataCommGetAsyncError(comm_, &state) == strataSuccess &&
       state == strataSuccess;
-  shutdown(healthy);
+  close(healthy);
 }
 
-void ProcessGroupStrata::shutdown(bool collective) {
+void ProcessGroupStrata::close(bool collective) {
   GilRelease unlocked;
   completer_.stop();
   up_.worker.stop();
@@ -121,7 +121,7 @@ void ProcessGroupStrata::shutdownAll() {
     groups = live();
   }
   // At exit a peer may already be gone: free locally, never wait for anyone.
-  for (ProcessGroupStrata* g : groups) g->shutdown(false);
+  for (ProcessGroupStrata* g : groups) g->close(false);
 }
 
 void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,
@@ -217,5 +217,16 @@ std::string ProcessGroupStrata::describe() {
   buf.resize(buf.find('\0'));
   return buf;
 }
+
+#ifndef STRATA_TORCH_CUDA
+// Without CUDA in PyTorch, checkDense refuses CUDA tensors before anything gets here.
+c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onStream(
+    c10d::OpType, const char* op, const at::Device& device, std::vector<at::Tensor>,
+    std::vector<at::Tensor>, const std::vector<std::function<strataResult_t(strataStream_t)>>&,
+    const std::function<void()>&) {
+  TORCH_CHECK(false, "strata: ", op, ": ", device,
+              " tensors need a build of the strata backend against a PyTorch with CUDA");
+}
+#endif
 
 }  // namespace strata::torch_backend

@@ -108,6 +108,16 @@ class ProcessGroupStrata : public BackendBase {
       c10::intrusive_ptr<StrataWork> work, const char* op,
       const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
       std::function<void()> after = {}, strataComm_t comm = nullptr);
+  // CUDA tensors (on `device`): runs `issues` (strata's stream-ordered calls, on comm_; several
+  // make one strata group) under issue_ on the current CUDA stream of `device`, then `after`
+  // (copies out of temporaries, stream-ordered behind them) on that stream, and returns a
+  // Work that completes when the stream passes them (cuda_ops.cc). `keep`: tensors held by the
+  // Work. Refused in a build without CUDA.
+  c10::intrusive_ptr<c10d::Work> onStream(
+      c10d::OpType type, const char* op, const at::Device& device,
+      std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
+      const std::vector<std::function<strataResult_t(strataStream_t)>>& issues,
+      const std::function<void()>& after = {});
   // The config of every communicator split for this group: its timeout as the deadline.
   strataConfig_t groupConfig() const;
   struct Lane {
@@ -123,7 +133,7 @@ class ProcessGroupStrata : public BackendBase {
                         std::vector<strataRequest_t> requests, std::function<void()> after);
   // Stops the threads and frees the communicators: destroyed (collective) when `collective`,
   // else aborted (local). Idempotent.
-  void shutdown(bool collective);
+  void close(bool collective);
 
   std::chrono::milliseconds timeout_;
   strataComm_t base_ = nullptr;  // the members' communicator; the others are split from it
@@ -136,6 +146,9 @@ class ProcessGroupStrata : public BackendBase {
   };
   std::map<int64_t, Csc> csc_;
   std::mutex issue_;  // every call that issues on base_, comm_ or wireComms_
+  // The CUDA device of this group's device calls, -1 before the first: strata binds a
+  // communicator to the GPU current at its first device call (docs/gpu.md). Under issue_.
+  int cudaDevice_ = -1;
   Lane up_, down_, a2a_;  // sends up and receives from below; the reverse; alltoall
   Worker completer_;
 };

@@ -1,7 +1,9 @@
 // The collectives of ProcessGroupStrata: each checks its arguments on the calling thread
 // (errors raise at once), issues strata's nonblocking call on the group's communicator and
 // returns a Work that the completer thread completes. A non-contiguous tensor is worked on
-// through a contiguous copy, copied back when the call completes.
+// through a contiguous copy, copied back when the call completes. CUDA tensors take strata's
+// stream-ordered call on the current stream instead (onStream, cuda_ops.cc), their copies
+// queued on that stream behind it.
 #include <ATen/ATen.h>
 
 #include "args.h"
@@ -22,6 +24,14 @@ Work ProcessGroupStrata::allreduce(std::vector<at::Tensor>& tensors,
   const strataDataType_t type = dataType(t, "allreduce");
   const strataRedOp_t op = redOp(opts.reduceOp, "allreduce");
   at::Tensor buf = contiguousBuffer(t);
+  if (t.is_cuda()) {
+    return onStream(c10d::OpType::ALLREDUCE, "allreduce", t.device(), tensors, {buf},
+                    {[&](strataStream_t s) {
+                      return strataAllReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type,
+                                             op, comm_, s);
+                    }},
+                    copyBack(t, buf));
+  }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLREDUCE, "allreduce",
                                               tensors, std::vector<at::Tensor>{buf});
   return track(work, "allreduce", [&](strataRequest_t* req) {
@@ -33,8 +43,10 @@ Work ProcessGroupStrata::allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                              const c10d::AllreduceCoalescedOptions& opts) {
   TORCH_CHECK(!tensors.empty(), "strata: allreduce_coalesced takes at least one tensor");
   const strataRedOp_t op = redOp(opts.reduceOp, "allreduce_coalesced");
+  checkSameDevice(tensors, tensors[0], "allreduce_coalesced", "tensors");
   std::vector<at::Tensor> bufs;
   std::vector<std::function<strataResult_t(strataRequest_t*)>> issues;
+  std::vector<std::function<strataResult_t(strataStream_t)>> onStreamIssues;
   std::vector<std::function<void()>> copies;
   for (const at::Tensor& t : tensors) {
     checkDense(t, "allreduce_coalesced", "a tensor");
@@ -45,13 +57,22 @@ Work ProcessGroupStrata::allreduce_coalesced(std::vector<at::Tensor>& tensors,
     issues.push_back([this, buf, type, op](strataRequest_t* req) {
       return strataIAllReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, comm_, req);
     });
+    onStreamIssues.push_back([this, buf, type, op](strataStream_t s) {
+      return strataAllReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, comm_, s);
+    });
+  }
+  auto copyAll = [copies] {
+    for (const auto& c : copies) c();
+  };
+  if (tensors[0].is_cuda()) {
+    // One strata group: one queued call after the stream's work (docs/gpu.md).
+    return onStream(c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced",
+                    tensors[0].device(), tensors, bufs, onStreamIssues, copyAll);
   }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLREDUCE_COALESCED,
                                               "allreduce_coalesced", tensors, bufs);
   // One strata group: its allreduces are packed into fusion buffers (STRATA_FUSION_BYTES).
-  return trackGroup(work, "allreduce_coalesced", issues, [copies] {
-    for (const auto& c : copies) c();
-  });
+  return trackGroup(work, "allreduce_coalesced", issues, copyAll);
 }
 
 Work ProcessGroupStrata::broadcast(std::vector<at::Tensor>& tensors,
@@ -60,9 +81,17 @@ Work ProcessGroupStrata::broadcast(std::vector<at::Tensor>& tensors,
   const strataDataType_t type = dataType(t, "broadcast");
   checkRank(opts.rootRank, size_, "broadcast", "root");
   at::Tensor buf = contiguousBuffer(t);
+  const int root = static_cast<int>(opts.rootRank);
+  if (t.is_cuda()) {
+    return onStream(c10d::OpType::BROADCAST, "broadcast", t.device(), tensors, {buf},
+                    {[&](strataStream_t s) {
+                      return strataBroadcast(buf.data_ptr(), buf.data_ptr(), count(buf), type,
+                                             root, comm_, s);
+                    }},
+                    copyBack(t, buf));
+  }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::BROADCAST, "broadcast",
                                               tensors, std::vector<at::Tensor>{buf});
-  const int root = static_cast<int>(opts.rootRank);
   return track(work, "broadcast", [&](strataRequest_t* req) {
     return strataIBroadcast(buf.data_ptr(), buf.data_ptr(), count(buf), type, root, comm_, req);
   }, copyBack(t, buf));
@@ -75,9 +104,17 @@ Work ProcessGroupStrata::reduce(std::vector<at::Tensor>& tensors,
   const strataRedOp_t op = redOp(opts.reduceOp, "reduce");
   checkRank(opts.rootRank, size_, "reduce", "root");
   at::Tensor buf = contiguousBuffer(t);
+  const int root = static_cast<int>(opts.rootRank);
+  if (t.is_cuda()) {
+    return onStream(c10d::OpType::REDUCE, "reduce", t.device(), tensors, {buf},
+                    {[&](strataStream_t s) {
+                      return strataReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op,
+                                          root, comm_, s);
+                    }},
+                    copyBack(t, buf));
+  }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::REDUCE, "reduce", tensors,
                                               std::vector<at::Tensor>{buf});
-  const int root = static_cast<int>(opts.rootRank);
   return track(work, "reduce", [&](strataRequest_t* req) {
     return strataIReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, root, comm_, req);
   }, copyBack(t, buf));
@@ -94,7 +131,17 @@ Work ProcessGroupStrata::_allgather_base(at::Tensor& output, at::Tensor& input,
   TORCH_CHECK(output.numel() == input.numel() * size_, "strata: _allgather_base: output has ",
               output.numel(), " elements, expected world_size * input = ",
               input.numel() * size_);
+  checkSameDevice({output}, input, "_allgather_base", "output");
   at::Tensor in = contiguousBuffer(input), out = contiguousBuffer(output);
+  if (input.is_cuda()) {
+    return onStream(c10d::OpType::_ALLGATHER_BASE, "_allgather_base", input.device(), {output},
+                    {in, out},
+                    {[&](strataStream_t s) {
+                      return strataAllGather(in.data_ptr(), out.data_ptr(), count(in), type,
+                                             comm_, s);
+                    }},
+                    copyBack(output, out));
+  }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::_ALLGATHER_BASE,
                                               "_allgather_base", std::vector<at::Tensor>{output},
                                               std::vector<at::Tensor>{in, out});
@@ -111,19 +158,29 @@ Work ProcessGroupStrata::allgather(std::vector<std::vector<at::Tensor>>& outputs
   TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
               "strata: allgather takes one list of world_size (", size_, ") output tensors");
   checkSameShape(outputs[0], input, "allgather", "output");
+  checkSameDevice(outputs[0], input, "allgather", "output");
   at::Tensor in = contiguousBuffer(input);
   at::Tensor flat = at::empty({input.numel() * size_}, input.options());
-  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLGATHER, "allgather",
-                                              outputs[0], std::vector<at::Tensor>{in, flat});
   std::vector<at::Tensor> outs = outputs[0];
   const int64_t n = input.numel();
-  return track(work, "allgather", [&](strataRequest_t* req) {
-    return strataIAllGather(in.data_ptr(), flat.data_ptr(), count(in), type, comm_, req);
-  }, [outs, flat, n]() mutable {
+  auto scatterOut = [outs, flat, n]() mutable {
     for (size_t r = 0; r < outs.size(); ++r) {
       outs[r].copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view_as(outs[r]));
     }
-  });
+  };
+  if (input.is_cuda()) {
+    return onStream(c10d::OpType::ALLGATHER, "allgather", input.device(), outputs[0], {in, flat},
+                    {[&](strataStream_t s) {
+                      return strataAllGather(in.data_ptr(), flat.data_ptr(), count(in), type,
+                                             comm_, s);
+                    }},
+                    scatterOut);
+  }
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLGATHER, "allgather",
+                                              outputs[0], std::vector<at::Tensor>{in, flat});
+  return track(work, "allgather", [&](strataRequest_t* req) {
+    return strataIAllGather(in.data_ptr(), flat.data_ptr(), count(in), type, comm_, req);
+  }, scatterOut);
 }
 
 Work ProcessGroupStrata::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -138,7 +195,17 @@ Work ProcessGroupStrata::_reduce_scatter_base(at::Tensor& output, at::Tensor& in
   TORCH_CHECK(input.numel() == output.numel() * size_, "strata: _reduce_scatter_base: input has ",
               input.numel(), " elements, expected world_size * output = ",
               output.numel() * size_);
+  checkSameDevice({output}, input, "_reduce_scatter_base", "output");
   at::Tensor in = contiguousBuffer(input), out = contiguousBuffer(output);
+  if (input.is_cuda()) {
+    return onStream(c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", input.device(),
+                    {output}, {in, out},
+                    {[&](strataStream_t s) {
+                      return strataReduceScatter(in.data_ptr(), out.data_ptr(), count(out), type,
+                                                 op, comm_, s);
+                    }},
+                    copyBack(output, out));
+  }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::_REDUCE_SCATTER_BASE,
                                               "_reduce_scatter_base",
                                               std::vector<at::Tensor>{output},
@@ -155,6 +222,7 @@ Work ProcessGroupStrata::reduce_scatter(std::vector<at::Tensor>& outputs,
   TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
               "strata: reduce_scatter takes one list of world_size (", size_, ") input tensors");
   checkSameShape(inputs[0], output, "reduce_scatter", "input");
+  checkSameDevice(inputs[0], output, "reduce_scatter", "input");
   std::vector<at::Tensor> flat;
   for (const at::Tensor& t : inputs[0]) flat.push_back(t.reshape({-1}));
   at::Tensor in = at::cat(flat);

@@ -14,6 +14,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::allreduceCompressed(at::Tenso
                                                                        const std::string& wire) {
   std::vector<at::Tensor> tensors{tensor};
   const at::Tensor& t = single(tensors, "allreduce_compressed");
+  checkCpu(t, "allreduce_compressed", "strata compresses host buffers only");
   const strataDataType_t type = dataType(t, "allreduce_compressed");
   const strataRedOp_t op = redOp(reduceOp, "allreduce_compressed");
   TORCH_CHECK(wire == "fp16" || wire == "bf16",
@@ -55,6 +56,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::cscAllreduce(at::Tensor& tens
                                                                 c10d::ReduceOp reduceOp) {
   std::vector<at::Tensor> tensors{tensor};
   const at::Tensor& t = single(tensors, "csc_allreduce");
+  checkCpu(t, "csc_allreduce", "strata's CSC refuses device buffers");
   TORCH_CHECK(t.is_contiguous(), "strata: csc_allreduce needs a contiguous tensor");
   const strataDataType_t type = dataType(t, "csc_allreduce");
   const strataRedOp_t op = redOp(reduceOp, "csc_allreduce");

@@ -38,6 +38,7 @@ std::vector<int64_t> perPeer(const std::vector<int64_t>& splits, int64_t total, 
 
 Work ProcessGroupStrata::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
   const at::Tensor& t = single(tensors, "send");
+  checkCpu(t, "send", "its point-to-point lanes run strata's blocking host calls");
   const strataDataType_t type = dataType(t, "send");
   checkRank(dstRank, size_, "send", "destination");
   TORCH_CHECK(dstRank != rank_, "strata: send to itself (rank ", rank_, ")");
@@ -54,6 +55,7 @@ Work ProcessGroupStrata::send(std::vector<at::Tensor>& tensors, int dstRank, int
 
 Work ProcessGroupStrata::recv(std::vector<at::Tensor>& tensors, int srcRank, int) {
   const at::Tensor& t = single(tensors, "recv");
+  checkCpu(t, "recv", "its point-to-point lanes run strata's blocking host calls");
   const strataDataType_t type = dataType(t, "recv");
   checkRank(srcRank, size_, "recv", "source");
   TORCH_CHECK(srcRank != rank_, "strata: recv from itself (rank ", rank_, ")");
@@ -74,6 +76,8 @@ Work ProcessGroupStrata::alltoall_base(at::Tensor& output, at::Tensor& input,
                                        const c10d::AllToAllOptions&) {
   checkDense(input, "alltoall_base", "input");
   checkDense(output, "alltoall_base", "output");
+  checkCpu(input, "alltoall_base", "its point-to-point lanes run strata's blocking host calls");
+  checkCpu(output, "alltoall_base", "its point-to-point lanes run strata's blocking host calls");
   const strataDataType_t type = dataType(input, "alltoall_base");
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "strata: alltoall_base: output dtype ",
               output.scalar_type(), " differs from input dtype ", input.scalar_type());
@@ -123,6 +127,8 @@ Work ProcessGroupStrata::alltoall(std::vector<at::Tensor>& outputs,
   for (int r = 0; r < size_; ++r) {
     checkDense(inputs[r], "alltoall", "input");
     checkDense(outputs[r], "alltoall", "output");
+    checkCpu(inputs[r], "alltoall", "its point-to-point lanes run strata's blocking host calls");
+    checkCpu(outputs[r], "alltoall", "its point-to-point lanes run strata's blocking host calls");
     TORCH_CHECK(inputs[r].scalar_type() == inputs[0].scalar_type() &&
                     outputs[r].scalar_type() == inputs[0].scalar_type(),
                 "strata: alltoall: every tensor must have dtype ", inputs[0].scalar_type());

@@ -14,15 +14,17 @@ whose future completes on the backend's own thread when strata's request complet
 """
 import atexit
 import datetime
+import inspect
 import os
 import socket
 
+import torch
 import torch.distributed as dist
 
 from . import _C
 from . import hooks  # noqa: F401  (strata_torch.hooks)
 
-__all__ = ["init", "hooks", "describe", "BACKEND"]
+__all__ = ["init", "hooks", "describe", "backend_of", "BACKEND"]
 
 BACKEND = "strata"
 
@@ -36,11 +38,35 @@ def _create(opts, pg_options):
 def _register():
     if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
         return
+    kwargs = {"extended_api": True}
+    # PyTorch 2.x: register_backend(name, func, extended_api=False, devices=None) and one
+    # backend object per device type; a backend registered for several devices under one name
+    # is created once and registered for all of them (distributed_c10d's
+    # _new_process_group_helper). Without devices= 2.x warns and assumes cpu and cuda.
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
+        kwargs["devices"] = ["cpu", "cuda"]
     try:
-        dist.Backend.register_backend(BACKEND, _create, extended_api=True)
+        dist.Backend.register_backend(BACKEND, _create, **kwargs)
     except TypeError:  # a PyTorch whose register_backend has no extended API
         raise RuntimeError("strata_torch needs torch.distributed's extended backend API "
                            "(PyTorch 1.13 or later)")
+
+
+def backend_of(group=None):
+    """The strata backend object of a process group (``None``: the default group), or None
+    when the group's backend is not strata. PyTorch 1.13's groups are the backend itself;
+    from 2.0 a ProcessGroup wraps one backend per device type (``_get_backend``)."""
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if isinstance(pg, _C.ProcessGroupStrata):
+        return pg
+    get = getattr(pg, "_get_backend", None)
+    if get is None:
+        return None
+    try:
+        backend = get(torch.device("cpu"))
+    except RuntimeError:  # no backend for the CPU in this group
+        return None
+    return backend if isinstance(backend, _C.ProcessGroupStrata) else None
 
 
 def _free_port():
@@ -106,10 +132,10 @@ def init(backend=BACKEND, timeout=None, **kwargs):
 
 def describe(group=None):
     """strata's description of a group's hierarchy (levels, groups, fabrics)."""
-    pg = group if group is not None else dist.distributed_c10d._get_default_group()
-    if not isinstance(pg, _C.ProcessGroupStrata):
+    backend = backend_of(group)
+    if backend is None:
         raise TypeError("strata_torch.describe: the group's backend is not strata")
-    return pg.describe()
+    return backend.describe()
 
 
 _register()

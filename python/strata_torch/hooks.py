@@ -25,8 +25,11 @@ FUSED_HOOK_BYTES = 4 << 20
 
 
 def _group(state):
-    pg = state if state is not None else dist.distributed_c10d._get_default_group()
-    if not hasattr(pg, "allreduce_compressed"):
+    """The strata backend of the hook's group: the group itself under PyTorch 1.13, the
+    backend a 2.x ProcessGroup wraps otherwise (strata_torch.backend_of)."""
+    from . import backend_of  # here: the package imports this module before defining it
+    pg = backend_of(state)
+    if pg is None:
         raise RuntimeError("strata_torch.hooks: the process group's backend is not strata "
                            "(pass a strata group as the hook's state, or init with 'strata')")
     return pg

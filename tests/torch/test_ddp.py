@@ -156,7 +156,8 @@ if harness.BACKEND == "strata":
     # DDP rebuilds its buckets after the first iteration, so a CSC slot may see another size:
     # the slot restarts with a zero residual. 1000 then 300 ones, chunks of 100, density 0.5:
     # 2 of 3 chunks selected (equal norms: the lowest indices), each element summed.
-    pg = dist.distributed_c10d._get_default_group()
+    import strata_torch
+    pg = strata_torch.backend_of()  # the group itself on 1.13; the wrapped backend on 2.x
     for n in (1000, 300):
         t = torch.ones(n)
         pg.csc_allreduce(t, 4242, 0.5, 100, "sum").wait()
