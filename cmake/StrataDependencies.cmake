@@ -21,7 +21,8 @@ if(NOT STRATA_WITH_CUDA STREQUAL "OFF")
   find_path(NCCL_INCLUDE_DIR nccl.h
     HINTS $ENV{NCCL_HOME} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda
     PATH_SUFFIXES include)
-  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+  # NAMES_PER_DIR: NCCL_HOME's libnccl.so.2 before a libnccl.so elsewhere on the system.
+  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
     HINTS $ENV{NCCL_HOME} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda
     PATH_SUFFIXES lib lib64)
   if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
@@ -42,7 +43,8 @@ if(STRATA_HAVE_CUDA)
   # libstrata.so does not need NCCL to load, and strata's NCCL drop-in never binds to itself.
   # The library found here is the first place the loader looks (after STRATA_NCCL_REAL_LIB).
   add_library(strata_nccl INTERFACE)
-  target_include_directories(strata_nccl INTERFACE ${NCCL_INCLUDE_DIR})
+  # nccl.h includes cuda_runtime.h: a wheel's NCCL keeps its header apart from CUDA's.
+  target_include_directories(strata_nccl INTERFACE ${NCCL_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
   get_filename_component(STRATA_NCCL_LIBDIR ${NCCL_LIBRARY} DIRECTORY)
   set(STRATA_NCCL_BUILD_LIBRARY ${NCCL_LIBRARY})
   if(EXISTS ${STRATA_NCCL_LIBDIR}/libnccl.so.2)
