@@ -116,6 +116,8 @@ Status makeState(Comm& c) {
   const int aware = c.settings().cudaAware;
   d->identity.cudaAware = aware < 0 ? (fabric::mpiReportsCudaAware() ? 1 : 0) : aware;
   if (c.engine().threaded()) {
+    // Before the first gate: no kernel may load lazily while a gate spins (gpu/kernels.h).
+    STRATA_RETURN_IF_ERROR(gpu::preloadKernels());
     STRATA_ASSIGN_OR_RETURN(d->gate, gpu::StreamGate::create());
   } else {
     STRATA_INFO(kSubsysColl,

@@ -33,4 +33,13 @@ Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor, cu
 Status waitCounter(const volatile unsigned long long* flag, unsigned long long target,
                    cudaStream_t stream);
 
+// Loads every kernel the progress thread may launch while a waitCounter kernel holds a stream
+// (scaleDown, for every type) and waitCounter itself, on the current device. Why: with lazy
+// loading (CUDA_MODULE_LOADING=LAZY, CUDA's default since 12.2) a kernel's first launch loads
+// it, and loading may wait for every kernel running in the context; a first scaleDown launched
+// while the call's own waitCounter kernel spins would wait for that kernel, which waits for the
+// thread that launches: a deadlock (found on the first GPU run: the first average of 2 ranks
+// never returned). Call before the first gate on a device; later calls are cheap.
+Status preloadKernels();
+
 }  // namespace strata::gpu

@@ -59,6 +59,16 @@ __global__ void waitCounterKernel(const volatile unsigned long long* flag,
   __threadfence_system();
 }
 
+// cudaFuncGetAttributes makes the runtime load the function it describes (see preloadKernels).
+struct PreloadByType {
+  template <typename E>
+  static Status run() {
+    cudaFuncAttributes attributes;
+    STRATA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, scaleDownKernel<E>));
+    return Status::ok();
+  }
+};
+
 Status rejected(const char* fn, const std::string& message) {
   STRATA_WARN(kSubsysFabric, "gpu::%s: %s", fn, message.c_str());
   return invalidArgument(std::string("gpu::") + fn + ": " + message);
@@ -82,6 +92,15 @@ Status waitCounter(const volatile unsigned long long* flag, unsigned long long t
   if (flag == nullptr) return rejected("waitCounter", "flag is NULL");
   waitCounterKernel<<<1, 1, 0, stream>>>(flag, target);
   STRATA_CUDA_CHECK(cudaGetLastError());
+  return Status::ok();
+}
+
+Status preloadKernels() {
+  cudaFuncAttributes attributes;
+  STRATA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, waitCounterKernel));
+  for (int t = 0; t < static_cast<int>(strataNumTypes); ++t) {
+    STRATA_RETURN_IF_ERROR(detail::visitType<PreloadByType>(static_cast<strataDataType_t>(t)));
+  }
   return Status::ok();
 }
 
