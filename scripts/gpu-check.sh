@@ -161,9 +161,13 @@ export MPIEXEC="$deps/usr/bin/mpiexec.openmpi"
 nt="/tmp/gpu-check-nccl-tests"
 if want nccltests; then
   if [ -f "$root/.nccl-tests/src/Makefile" ] && [ -n "$NCCL_HOME" ]; then
-    rm -rf "$nt"; cp -r "$root/.nccl-tests" "$nt"
+    rm -rf "$nt" "$nt.nccl"; cp -r "$root/.nccl-tests" "$nt"
     rm -f "$nt.rc"
-    (nice make -C "$nt" -j "$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME="$NCCL_HOME" \
+    # nccl-tests links with -lnccl; a wheel ships only libnccl.so.2: a folder of links to it.
+    mkdir -p "$nt.nccl/lib"
+    ln -s "$NCCL_HOME/include" "$nt.nccl/include"
+    ln -s "$NCCL_HOME/lib/libnccl.so.2" "$nt.nccl/lib/libnccl.so"
+    (nice make -C "$nt" -j "$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME="$nt.nccl" \
       NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" src.build >"$nt.build.log" 2>&1
      echo $? >"$nt.rc") &
   else
