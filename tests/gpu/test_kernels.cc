@@ -22,6 +22,7 @@
 #include "common/half.h"
 #include "common/reduce.h"
 #include "gpu/kernels.h"
+#include "gpu/mapped_counter.h"
 
 namespace {
 
@@ -335,23 +336,14 @@ TEST_CASE("gpu scaleDown matches the host's division", "[gpu][kernels]") {
 TEST_CASE("gpu waitCounter holds its stream until the host counter reaches the target",
           "[gpu][kernels]") {
   Stream stream;
-  unsigned long long* counter = nullptr;
-  REQUIRE_CUDA(
-      cudaHostAlloc(reinterpret_cast<void**>(&counter), sizeof *counter, cudaHostAllocMapped));
-  volatile unsigned long long* hostCounter = counter;
-  *hostCounter = 0;
-  unsigned long long* devCounter = nullptr;
-  REQUIRE_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devCounter), counter, 0));
+  MappedCounter counter;
   DeviceBuffer marker(64);
   REQUIRE_CUDA(cudaMemset(marker.p, 0, 64));
 
-  REQUIRE(strata::gpu::waitCounter(devCounter, 5, stream.s).isOk());
+  REQUIRE(strata::gpu::waitCounter(counter.device, 5, stream.s).isOk());
   REQUIRE_CUDA(cudaMemsetAsync(marker.p, 1, 64, stream.s));  // queued behind the wait
 
-  auto set = [&](unsigned long long v) {
-    *hostCounter = v;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  };
+  auto set = [&](unsigned long long v) { counter.set(v); };
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(cudaStreamQuery(stream.s) == cudaErrorNotReady);
   set(4);  // one short of the target: still waiting
@@ -374,7 +366,6 @@ TEST_CASE("gpu waitCounter holds its stream until the host counter reaches the t
   REQUIRE_CUDA(cudaMemcpy(got, marker.p, sizeof got, cudaMemcpyDeviceToHost));
   CHECK(got[0] == 1);
   CHECK(got[63] == 1);
-  cudaFreeHost(counter);
 }
 
 TEST_CASE("gpu kernels refuse invalid arguments and enqueue nothing for count 0",

@@ -14,6 +14,7 @@
 
 #include "common/datatype.h"
 #include "gpu/kernels.h"
+#include "gpu/mapped_counter.h"
 
 #define REQUIRE_CUDA(call) REQUIRE((call) == cudaSuccess)
 
@@ -21,13 +22,7 @@ TEST_CASE("gpu preloaded scaleDown kernels launch while a waitCounter kernel spi
           "[gpu][kernels]") {
   REQUIRE(strata::gpu::preloadKernels().isOk());
 
-  unsigned long long* counter = nullptr;
-  REQUIRE_CUDA(
-      cudaHostAlloc(reinterpret_cast<void**>(&counter), sizeof *counter, cudaHostAllocMapped));
-  volatile unsigned long long* hostCounter = counter;
-  *hostCounter = 0;
-  unsigned long long* devCounter = nullptr;
-  REQUIRE_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devCounter), counter, 0));
+  MappedCounter counter;
   cudaStream_t gated = nullptr, work = nullptr;
   REQUIRE_CUDA(cudaStreamCreateWithFlags(&gated, cudaStreamNonBlocking));
   REQUIRE_CUDA(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));
@@ -36,7 +31,7 @@ TEST_CASE("gpu preloaded scaleDown kernels launch while a waitCounter kernel spi
   REQUIRE_CUDA(cudaMemset(buf, 0, 64));
 
   // The gate: spins until the host counts to 1.
-  REQUIRE(strata::gpu::waitCounter(devCounter, 1, gated).isOk());
+  REQUIRE(strata::gpu::waitCounter(counter.device, 1, gated).isOk());
 
   // What the progress thread does meanwhile: an average's division of every type, waited for.
   std::atomic<bool> done{false};
@@ -54,8 +49,7 @@ TEST_CASE("gpu preloaded scaleDown kernels launch while a waitCounter kernel spi
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const bool finishedWhileGated = done;
   // Release the gate for good: it also ends the deadlock of a kernel that was not preloaded.
-  *hostCounter = std::numeric_limits<unsigned long long>::max();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  counter.set(std::numeric_limits<unsigned long long>::max());
   worker.join();
   CHECK(finishedWhileGated);
   CHECK_FALSE(failed);
@@ -63,5 +57,4 @@ TEST_CASE("gpu preloaded scaleDown kernels launch while a waitCounter kernel spi
   cudaFree(buf);
   cudaStreamDestroy(work);
   cudaStreamDestroy(gated);
-  cudaFreeHost(counter);
 }
