@@ -40,7 +40,7 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
     # (STRATA_TORCH_CUDA, python/csrc/cuda_ops.cc) and needs the CUDA runtime's headers.
     find_library(STRATA_TORCH_C10_CUDA c10_cuda HINTS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)
     if(STRATA_TORCH_C10_CUDA)
-      find_package(CUDAToolkit QUIET)
+      strata_find_cuda_toolkit()
     endif()
   endif()
   set(_why "")

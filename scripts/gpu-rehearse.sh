@@ -29,6 +29,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$repo/scripts/lib/debian_root.sh"
 droot_name=gpu-rehearse
 budget=5400 keep=0 cache="" base=/var/tmp mirror=""
+args=("$@")  # for the re-execution in a mount namespace of its own
 while (($#)); do
   case "$1" in
     --budget) budget="${2:?--budget needs seconds}"; shift ;;
@@ -43,7 +44,7 @@ while (($#)); do
 done
 [[ "$budget" =~ ^[0-9]+$ ]] || droot_die "--budget takes whole seconds" 2
 [ "$(id -u)" -eq 0 ] || droot_die "run as root (debootstrap, chroot, mount)" 2
-droot_enter_namespace "$0" "$@"
+droot_enter_namespace "$0" "${args[@]}"
 
 ls "$repo"/.debs/*.deb >/dev/null 2>&1 && [ -f "$repo/.nccl-tests/src/Makefile" ] ||
   droot_die "no .debs/ or .nccl-tests/: run scripts/gpu-prepare.sh NCCL_TESTS_CHECKOUT first" 2
