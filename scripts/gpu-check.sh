@@ -176,12 +176,17 @@ if want nccltests; then
 fi
 
 # ---- build ---------------------------------------------------------------------------------
+# Debian's .pc files leave the multiarch include folder (hwloc's autogen/config.h) to the
+# compiler's default search path, which does not look under $deps: named here. (The first GPU
+# machine had Ubuntu's hwloc headers there, which hid it; gpu-rehearse.sh's bare root did not.)
 configure() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DSTRATA_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DCUDAToolkit_ROOT="$CUDA_HOME" -DCMAKE_PREFIX_PATH="$deps/usr;$lib/cmake" \
     -DMPIEXEC_EXECUTABLE="$MPIEXEC" -DMPI_C_COMPILER="$deps/usr/bin/mpicc.openmpi" \
-    -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" "$@"
+    -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" \
+    -DCMAKE_C_FLAGS="-isystem $deps/usr/include/x86_64-linux-gnu" \
+    -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include/x86_64-linux-gnu" "$@"
 }
 # What the GPU phases run: the GPU unit tests, the MPI collectives program, the tools bench/gpu
 # uses and the drop-in. No host unit tests, fuzzers or sanitizers (CI runs those). The torch
