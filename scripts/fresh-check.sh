@@ -18,6 +18,7 @@
 # namespace of its own, and it unmounts before it removes: it never deletes through a mount.
 # Exit status: 0 when the quick start printed PASSED and the test command exited 0.
 set -euo pipefail
+trap 'echo "fresh-check: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 keep=0 cache="" base=/var/tmp mirror=""
 while (($#)); do
@@ -46,13 +47,14 @@ command -v debootstrap >/dev/null ||
 
 # The mirror: the first bookworm source of this machine's apt (one-line or deb822 format).
 if [ -z "$mirror" ]; then
-  mirror=$(cat /etc/apt/sources.list 2>/dev/null | awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}')
+  mirror=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null ||
+    true)
 fi
 if [ -z "$mirror" ]; then
   mirror=$(awk 'BEGIN { RS = ""; FS = "\n" }
     /(^|\n)Types:[^\n]*deb/ && /(^|\n)Suites:[^\n]*bookworm( |$|\n)/ && !/(^|\n)Enabled: *no/ {
       for (i = 1; i <= NF; i++) if ($i ~ /^URIs:/) { split($i, u, " "); print u[2]; exit } }' \
-    /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+    /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
 fi
 [ -n "$mirror" ] || { echo "fresh-check: no bookworm mirror in /etc/apt; pass --mirror" >&2; exit 2; }
 commit=$(git -C "$repo" rev-parse HEAD)
