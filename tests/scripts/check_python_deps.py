@@ -38,11 +38,26 @@ HEREDOC = re.compile(r"python[^\n]*<<-?\s*['\"]?(\w+)['\"]?")
 IMPORT_LINE = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+(\w[\w.]*)\s+import)")
 
 
+def source_files(repo):
+    """The tracked files; without git (a tarball, a machine without it), every file outside
+    build trees and caches."""
+    try:
+        out = subprocess.run(["git", "-C", repo, "ls-files", "-z"], check=True,
+                             capture_output=True).stdout.decode()
+        return [f for f in out.split("\0") if f]
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    skip = re.compile(r"^(build.*|\..*|__pycache__|Testing|fresh-check-logs)$")
+    files = []
+    for d, dirs, names in os.walk(repo):
+        dirs[:] = [x for x in dirs if not skip.match(x)]
+        files += [os.path.relpath(os.path.join(d, n), repo) for n in names]
+    return sorted(files)
+
+
 def tracked_sources(repo):
     """(path, source) for each tracked Python file and each here-document fed to python."""
-    files = subprocess.run(["git", "-C", repo, "ls-files", "-z"], check=True,
-                           capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, files):
+    for rel in source_files(repo):
         path = os.path.join(repo, rel)
         if not os.path.isfile(path) or os.path.islink(path):
             continue
