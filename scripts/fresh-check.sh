@@ -32,7 +32,8 @@ while (($#)); do
   esac
   shift
 done
-[ "$(id -u)" -eq 0 ] || { echo "fresh-check: run as root (debootstrap, chroot, mount)" >&2; exit 2; }
+die() { echo "fresh-check: $*" >&2; exit "${2:-1}"; }
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, mount)" 2
 
 # Mounts made from here on stay in this process's own mount namespace: the host never sees
 # them, and they vanish with the namespace even if this script is killed.
@@ -47,8 +48,8 @@ command -v debootstrap >/dev/null ||
 
 # The mirror: the first bookworm source of this machine's apt (one-line or deb822 format).
 if [ -z "$mirror" ]; then
-  mirror=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null ||
-    true)
+  mirror=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list \
+    2>/dev/null || true)
 fi
 if [ -z "$mirror" ]; then
   mirror=$(awk 'BEGIN { RS = ""; FS = "\n" }
@@ -56,7 +57,7 @@ if [ -z "$mirror" ]; then
       for (i = 1; i <= NF; i++) if ($i ~ /^URIs:/) { split($i, u, " "); print u[2]; exit } }' \
     /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
 fi
-[ -n "$mirror" ] || { echo "fresh-check: no bookworm mirror in /etc/apt; pass --mirror" >&2; exit 2; }
+[ -n "$mirror" ] || die "no bookworm mirror in /etc/apt; pass --mirror" 2
 commit=$(git -C "$repo" rev-parse HEAD)
 git -C "$repo" diff --quiet HEAD 2>/dev/null ||
   echo "fresh-check: note: uncommitted changes are not checked (it clones $commit)"
@@ -148,7 +149,7 @@ echo "fresh-check: cloned $commit ($(git -C "$repo" log -1 --format=%s "$commit"
 mapfile -t commands < <(awk '/^## Quick start/ {q = 1} q && /^```sh/ {b = 1; next}
   b && /^```/ {exit} b {sub(/ *#.*/, ""); if ($0 != "") print}' "$root/root/strata/README.md")
 ((${#commands[@]} == 2)) ||
-  { echo "fresh-check: expected 2 commands in README's quick start, found ${#commands[@]}" >&2; exit 1; }
+  die "expected 2 commands in the README's quick start, found ${#commands[@]}"
 
 results=() status=0
 for i in 0 1; do
@@ -162,11 +163,14 @@ for i in 0 1; do
     bash -c "cd /root/strata && $cmd" </dev/null >"$log" 2>&1 || rc=$?
   secs=$(($(date +%s) - start))
   verdict=$([ $rc = 0 ] && echo "exit 0" || echo "FAILED (exit $rc)")
-  if [ "$i" = 0 ] && ! grep -q 'check: PASSED' "$log"; then verdict="FAILED (no 'check: PASSED'; exit $rc)"; fi
+  if [ "$i" = 0 ] && ! grep -q 'check: PASSED' "$log"; then
+    verdict="FAILED (no 'check: PASSED'; exit $rc)"
+  fi
   if [ "$i" = 1 ]; then
     summary=$(grep -E 'tests passed|tests failed' "$log" | tail -1)
     [ -n "$summary" ] && verdict="$verdict: $summary"
-    grep -qE '^[0-9]+% tests passed, 0 tests failed' "$log" || [ $rc != 0 ] || verdict="FAILED (no ctest summary)"
+    grep -qE '^[0-9]+% tests passed, 0 tests failed' "$log" || [ $rc != 0 ] ||
+      verdict="FAILED (no ctest summary)"
   fi
   case "$verdict" in FAILED*) status=1; tail -40 "$log" ;; esac
   results+=("$(printf '%-28s %4dm%02ds  %s' "$cmd" $((secs / 60)) $((secs % 60)) "$verdict")")

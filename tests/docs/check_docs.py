@@ -158,7 +158,7 @@ def self_test():
                     "Built on this machine (here `/usr/local/cuda`), as issue 5 says.\n"
                     "Run `mpiexec -n 4 build/x` or `mpirun --oversubscribe -n 4 build/x`;\n"
                     "`mpirun --map-by slot` places ranks in order.\n"
-                    "As `tests/unit/test_gone.cc` and `docs/good.md` show, and `src/<layer>/x.cc`.\n"
+                    "As `tests/unit/test_gone.cc` and `docs/good.md` show (`src/<layer>/x.cc`).\n"
                     "```sh\nmpirun -np 16 -H a:8,b:8 ./train\nmpirun -n 8 \\\n"
                     "  --map-by slot ./train\nmpirun -n 2 \\\n  --oversubscribe ./x\n```\n")
         problems = []

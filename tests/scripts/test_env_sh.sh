@@ -17,8 +17,10 @@ grep -q '^OMPI_MCA_btl_tcp_if_include=lo$' <<<"$loop" || fail "strata_loopback_m
 # A user's own choice survives.
 mine=$(env -i PATH="$PATH" OMPI_MCA_oob_tcp_if_include=eth9 bash -c \
   "source '$src/scripts/env.sh'; strata_loopback_mpi; env")
-grep -q '^OMPI_MCA_oob_tcp_if_include=eth9$' <<<"$mine" || fail "strata_loopback_mpi overrode the user's"
+grep -q '^OMPI_MCA_oob_tcp_if_include=eth9$' <<<"$mine" ||
+  fail "strata_loopback_mpi overrode the user's own setting"
 for s in test.sh quickstart.sh sanitize.sh; do
-  grep -q '^strata_loopback_mpi' "$src/scripts/$s" || fail "scripts/$s does not call strata_loopback_mpi"
+  grep -q '^strata_loopback_mpi' "$src/scripts/$s" ||
+    fail "scripts/$s does not call strata_loopback_mpi"
 done
 echo "scripts/env.sh exports no interface restriction; the test scripts add it themselves"

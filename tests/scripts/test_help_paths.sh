@@ -6,6 +6,8 @@
 set -euo pipefail
 src="$1" build="$2"
 status=0 checked=0
+path_re='(^|[ (=`])(build|tools|tests|scripts|examples|bench)/[A-Za-z0-9_./-]*[A-Za-z0-9_]'
+placeholder='<|/[A-Z_]+(\.|/|$)'  # bench/workloads/NAME.txt, build/<x>
 for script in tools/netlab bench/run bench/train bench/torch/run tools/plot; do
   help=$(cd "$src" && timeout 20 "./$script" --help 2>&1) ||
     { echo "FAIL: $script --help exited $?"; status=1; continue; }
@@ -17,8 +19,8 @@ for script in tools/netlab bench/run bench/train bench/torch/run tools/plot; do
       *) where="$src/$path" ;;
     esac
     [ -e "$where" ] || { echo "FAIL: $script --help names $path: no $where"; status=1; }
-  done < <(grep -oE '(^|[ (=`])(build|tools|tests|scripts|examples|bench)/[A-Za-z0-9_./-]*[A-Za-z0-9_]' \
-    <<<"$help" | sed -E 's/^[ (=`]//' | grep -vE '<|/[A-Z_]+(\.|/|$)' | sort -u)
+  done < <(grep -oE "$path_re" <<<"$help" | sed -E 's/^[ (=`]//' | grep -vE "$placeholder" |
+    sort -u)
 done
 [ "$status" = 0 ] && echo "help texts: $checked paths, each exists"
 exit $status
