@@ -9,6 +9,7 @@
 - every path of this repository named in code (`tests/unit/decompose/test_schedule.cc`) exists
   (a stem such as `src/fabrics/nccl/nccl_lib` names its .h and .cc; a path after "nccl-tests"
   is that project's);
+- a table ends at a blank line (a text line right after its last row becomes a cell of it);
 - every `mpirun`/`mpiexec` command a reader may paste runs on a small machine too: it carries
   `--oversubscribe` (Open MPI refuses more ranks than cores without it) unless it names its
   hosts (`-H`, `--host`, `--hostfile`).
@@ -121,6 +122,10 @@ def check_file(root, rel, problems):
         if fenced:
             continue
         problems.extend(path_problems(root, where, line))
+        if (line.startswith("|") and no < len(lines) and lines[no].strip()
+                and not lines[no].startswith("|")):
+            problems.append("%s: the table's last row is followed by text, which Markdown puts in "
+                            "the table: leave a blank line after it" % where)
         prose = re.sub(r"`[^`]*`", "", line)  # links inside code spans are not links
         targets = [m.group(1) for m in INLINE_LINK.finditer(prose)]
         m = REF_LINK.match(prose)
@@ -159,6 +164,7 @@ def self_test():
                     "Run `mpiexec -n 4 build/x` or `mpirun --oversubscribe -n 4 build/x`;\n"
                     "`mpirun --map-by slot` places ranks in order.\n"
                     "As `tests/unit/test_gone.cc` and `docs/good.md` show (`src/<layer>/x.cc`).\n"
+                    "| a | b |\n|---|---|\n| 1 | 2 |\nswallowed text\n\n"
                     "```sh\nmpirun -np 16 -H a:8,b:8 ./train\nmpirun -n 8 \\\n"
                     "  --map-by slot ./train\nmpirun -n 2 \\\n  --oversubscribe ./x\n```\n")
         problems = []
@@ -170,7 +176,8 @@ def self_test():
         expected = ["no file docs/gone.md", "no heading with anchor #no-such",
                     "leaves the repository", "'this machine'", "(here `/usr/local/cuda`)",
                     "'issue 5'", "'mpiexec -n 4 build/x': add --oversubscribe",
-                    "'mpirun -n 8 ", "`tests/unit/test_gone.cc`: no such file"]
+                    "'mpirun -n 8 ", "`tests/unit/test_gone.cc`: no such file",
+                    "leave a blank line after it"]
         missing = [e for e in expected if not any(e in p for p in problems)]
         if missing or len(problems) != len(expected):
             print("self-test: expected %s\n got %s" % (expected, problems))
