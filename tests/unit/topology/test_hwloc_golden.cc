@@ -409,8 +409,7 @@ TEST_CASE("hwloc xml: the source names the file", "[topology][hwloc]") {
   CHECK(load("sierra.xml").source == "hwloc xml " + kDir + "sierra.xml");
 }
 
-TEST_CASE("hwloc xml: unreadable files are refused naming the file",
-          "[topology][hwloc]") {
+TEST_CASE("hwloc xml: unreadable files are refused naming the file", "[topology][hwloc]") {
   SECTION("missing") {
     checkLoadError("/nonexistent/strata/x.xml", "file not found", Code::kSystemError);
   }
