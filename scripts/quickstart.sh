@@ -4,6 +4,7 @@
 # host name), printing the hierarchy strata built and the correctness check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+strata_loopback_mpi
 "$STRATA_ROOT/scripts/install-deps.sh"
 strata_build
 DEMO="$BUILD_DIR/examples/strata-allreduce-demo"

@@ -17,6 +17,7 @@
 # MPI's and its libraries' own reports, each with its reason.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+strata_loopback_mpi
 
 kind="${1:-}"
 shift || true

@@ -349,6 +349,17 @@ int main(int argc, char** argv) {
   tools::addSourceOptions(validate, &o, /*live=*/true);
   tools::addFormatOption(validate, &o);
 
+  // The short spellings before the tools shared one flag language.
+  if (auto rc = strata::tools::refuseRenamedFlags("strata-plan", argc, argv,
+                                                  {{"-t", "--topo FILE"},
+                                                   {"-i", "--input FILE"},
+                                                   {"-n", "--nodes N"},
+                                                   {"-r", "--ranks-per-node N"},
+                                                   {"-c", "--cluster NxG"},
+                                                   {"-f", "--format text|json"},
+                                                   {"-p", "--plan-file FILE"}})) {
+    return *rc;
+  }
   if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
   const Command cmd = show->parsed()       ? Command::kShow
                       : simulate->parsed() ? Command::kSimulate

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "common/env.h"
+#include "tool_cli.h"
 #include "tool_main.h"
 #include "topo_input.h"
 #include "topo_levels.h"
 #include "topo_mpi.h"
 #include "topo_render.h"
-#include "tool_cli.h"
 #include "topology/topo_json.h"
 
 namespace strata::tools {
@@ -87,8 +87,8 @@ int runLocal(const Options& o) {
   const int ranksPerNode = o.ranksPerNode > 0 ? o.ranksPerNode : defaultRanksPerNode(node.topo);
   if (static_cast<long long>(o.nodes) * ranksPerNode > kMaxRanks) {
     return usageError(kTool, "--nodes x --ranks-per-node is " +
-                std::to_string(static_cast<long long>(o.nodes) * ranksPerNode) +
-                " ranks; at most " + std::to_string(kMaxRanks));
+                                 std::to_string(static_cast<long long>(o.nodes) * ranksPerNode) +
+                                 " ranks; at most " + std::to_string(kMaxRanks));
   }
   StatusOr<LevelsReport> levels =
       levelsOfCluster(imaginedCluster(node.topo, o.nodes, ranksPerNode));
@@ -294,6 +294,12 @@ int main(int argc, char** argv) {
   app.add_option("--save", o.save,
                  "write the levels to this YAML topology file (for STRATA_TOPO_FILE); ranks "
                  "map to it in order, see below");
+  // The short spellings before the tools shared one flag language.
+  if (auto rc = strata::tools::refuseRenamedFlags(
+          "strata-topo", argc, argv,
+          {{"-i", "--input FILE"}, {"-f", "--format text|yaml|json"}, {"-s", "--save FILE"}})) {
+    return *rc;
+  }
   if (auto rc = strata::tools::parseCommandLine(app, argc, argv)) return *rc;
   return strata::tools::guardedMain("strata-topo",
                                     [&] { return strata::tools::run(o, &argc, &argv); });

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,7 +22,7 @@ constexpr int kNoGpuExit = 77;
 
 // The line each tool's --help ends with; tools with --device (strata-perf, strata-kernels in
 // CUDA builds) use the second, which adds 77. Worded once, here.
-#define STRATA_TOOL_EXIT_STATUS                                                             \
+#define STRATA_TOOL_EXIT_STATUS                                                               \
   "Exit status: 0 success, 1 failure, 2 usage error (a wrong command line, or option values " \
   "that do not go together)"
 constexpr const char* kExitStatusHelp = STRATA_TOOL_EXIT_STATUS ".";
@@ -54,6 +54,31 @@ class UsageError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+// A short flag a tool once had, now spelt only long: `now` is the new spelling with its value,
+// e.g. {"-i", "--input FILE"}.
+struct RenamedFlag {
+  const char* old;
+  const char* now;
+};
+
+// Refuses a renamed short flag with a pointer to its new spelling (kExitUsage), as strata-perf
+// does for -t; CLI11 alone would only say that the argument was not expected. Matches the flag
+// alone and with its value attached ("-ifile"); stops at "--". Nothing when none is used.
+inline std::optional<int> refuseRenamedFlags(const char* tool, int argc, char** argv,
+                                             std::initializer_list<RenamedFlag> renamed) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    for (const RenamedFlag& r : renamed) {
+      if (arg.compare(0, 2, r.old) != 0) continue;
+      std::fprintf(stderr, "%s: error: %s is no longer an option: use %s (%s --help)\n", tool,
+                   r.old, r.now, tool);
+      return kExitUsage;
+    }
+  }
+  return std::nullopt;
+}
 
 // Parses the command line. Returns nothing when the tool should go on, else the status to exit
 // with: 0 after --help, kExitUsage after a bad command line. `print` is false on the ranks of an

@@ -31,7 +31,7 @@ def digits(seed):
 
 def resnet18(seed, samples):
     """(model, train_x, train_y, None, None): `samples` synthetic images over 10 classes."""
-    import torchvision
+    import torchvision  # strata-deps: bench (scripts/install-deps.sh --bench)
 
     g = torch.Generator().manual_seed(seed)
     templates = torch.randn(10, 3, 32, 32, generator=g)

@@ -3,12 +3,13 @@
 
 Run under an MPI launcher, one process per rank (Debian's interpreter, which has torch):
 
-  PYTHONPATH=build/python mpiexec -n 4 /usr/bin/python3 examples/torch/train_ddp.py \
+  PYTHONPATH=build/python mpiexec --oversubscribe -n 4 /usr/bin/python3 examples/torch/train_ddp.py \
       --backend strata --model resnet18 --hook fused --json out.json
 
 Models (examples/torch/ddp_data.py): `digits` (scikit-learn's handwritten digits, a small MLP:
 latency-bound) and `resnet18` (torchvision's ResNet-18, 11.2 M parameters, on synthetic 3x32x32
-images: bandwidth-bound). Every rank builds the same model and data from --seed; an epoch deals
+images: bandwidth-bound; it needs python3-torchvision: bash scripts/install-deps.sh --bench).
+Every rank builds the same model and data from --seed; an epoch deals
 one seeded permutation of the samples round-robin to the ranks, so runs with the same seed and
 world size see the same batches whatever the backend.
 

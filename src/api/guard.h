@@ -26,8 +26,10 @@ strataResult_t guarded(strataComm_t comm, const char* fn, Body body) {
   try {
     Status st = body();
     if (st.isOk()) return strataSuccess;
-    // Argument errors are detected here, so they are logged here; others were logged below.
-    const bool here = st.code() == Code::kInvalidArgument || st.code() == Code::kInvalidUsage;
+    // Argument errors are mostly detected here, so they are logged here unless the layer that
+    // found them (a topology or plan file's reader) did; others were logged below.
+    const bool here = (st.code() == Code::kInvalidArgument || st.code() == Code::kInvalidUsage) &&
+                      !st.wasLogged();
     return fail(comm, fn, st, here);
   } catch (const std::bad_alloc&) {
     return fail(comm, fn, systemError("out of memory"), true);

@@ -37,12 +37,24 @@ class [[nodiscard]] Status {
 
   // Prefixes the message with where it happened, e.g. "topology file x.yaml: ".
   Status withContext(const std::string& context) const {
-    return isOk() ? *this : Status(code_, context + ": " + message_);
+    if (isOk()) return *this;
+    Status s(code_, context + ": " + message_);
+    s.logged_ = logged_;
+    return s;
+  }
+
+  // Whether the message was logged where the error was detected: the C boundary (src/api) then
+  // records it for strataGetLastError without logging it a second time.
+  bool wasLogged() const { return logged_; }
+  Status& markLogged() {
+    logged_ = true;
+    return *this;
   }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  bool logged_ = false;
 };
 
 inline Status invalidArgument(std::string m) {

@@ -63,9 +63,15 @@ StatusOr<std::string> readTextFileBounded(const std::string& path, size_t maxByt
   // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, for ever. On a regular
   // file the flag changes nothing, and only regular files get past the fstat below.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) return invalidArgument("cannot open: " + errnoText(errno));
+  // The file system refused: a system error (as NCCL's for its topology file), not a bad
+  // argument; a missing file is named as one.
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return systemError("file not found");
+    return systemError("cannot open: " + errnoText(err));
+  }
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return invalidArgument("cannot stat: " + errnoText(errno));
+  if (::fstat(fd.get(), &st) != 0) return systemError("cannot stat: " + errnoText(errno));
   if (!S_ISREG(st.st_mode)) {
     return invalidArgument(std::string("cannot read: it is ") + kindOfMode(st.st_mode) +
                            ", not a regular file");
@@ -81,7 +87,7 @@ StatusOr<std::string> readTextFileBounded(const std::string& path, size_t maxByt
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return invalidArgument("cannot read: " + errnoText(errno));
+      return systemError("cannot read: " + errnoText(errno));
     }
     text.append(buffer, static_cast<size_t>(n));
   }

@@ -17,9 +17,11 @@ namespace strata {
 // hwloc export in tests/data is ~1 MiB; topology and plan files are a few hundred bytes).
 constexpr size_t kMaxTextFileBytes = size_t{16} << 20;
 
-// The whole content of the regular file at `path`. Refuses, with an invalid-argument Status whose
-// message is only the problem (callers prefix what the file is and its path):
-//  - a path that does not exist or cannot be opened ("cannot open: no such file or directory");
+// The whole content of the regular file at `path`. Refuses, with a Status whose message is only
+// the problem (callers prefix what the file is and its path):
+//  - a system error for a path that does not exist ("file not found") or cannot be opened,
+//    stat'ed or read ("cannot open: permission denied");
+// and with an invalid-argument Status:
 //  - anything but a regular file: directories, FIFOs, sockets, devices such as /dev/zero. The
 //    file is opened with O_NONBLOCK so that a FIFO cannot block the open; fstat then decides;
 //  - more than `maxBytes` bytes (checked on the bytes read, not st_size: /proc files report 0);

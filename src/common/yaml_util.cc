@@ -86,6 +86,16 @@ std::string kindOf(const YAML::Node& node) {
   }
 }
 
+std::string numberText(double value) {
+  char buffer[32];
+  // From 6 digits: %g drops trailing zeros anyway, and fewer would write 100 as 1e+02.
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
+  return buffer;
+}
+
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -187,7 +197,10 @@ StatusOr<YAML::Node> loadDocument(const std::string& text, const std::string& ex
 
 StatusOr<std::string> readTextFile(const std::string& path, size_t maxBytes, const Errors& errors) {
   StatusOr<std::string> text = readTextFileBounded(path, maxBytes);
-  if (!text.isOk()) return errors.whole(text.status().message());
+  if (!text.isOk()) {
+    // Keeps the reader's code: a file that is not there is a system error, not bad content.
+    return Status(text.status().code(), errors.whole(text.status().message()).message());
+  }
   return text;
 }
 

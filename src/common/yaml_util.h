@@ -24,6 +24,10 @@ std::string kindOf(const YAML::Node& node);
 // "a, b, c", or "(none)" for an empty list.
 std::string joined(const std::vector<std::string>& items);
 
+// The shortest text that reads back as the same double ("0.3", not yaml-cpp's
+// "0.29999999999999999"): what the files and outputs strata writes hold.
+std::string numberText(double value);
+
 // Builds the kInvalidArgument errors of one file.
 class Errors {
  public:

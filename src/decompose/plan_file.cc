@@ -514,7 +514,7 @@ StatusOr<PlanFile> loadPlanFile(const std::string& path) {
     status = file.status();
   }
   STRATA_WARN(kSubsysPlan, "%s", status.message().c_str());
-  return status;
+  return status.markLogged();
 }
 
 }  // namespace strata::plan

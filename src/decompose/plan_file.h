@@ -42,7 +42,8 @@
 // Reading is two steps: parsePlanFile checks the syntax and shape, with levels and fabrics by
 // name; resolvePlanFile checks them against a hierarchy and the fabrics of the build, checks each
 // plan (checkPlan), and checks that the rules tile [0, inf) without gaps or overlaps.
-// Errors are kInvalidArgument: "plan file <source>:<line>: <problem>".
+// Errors are kInvalidArgument: "plan file <source>:<line>: <problem>"; a file that is not there
+// or cannot be read is kSystemError ("plan file x.yaml: file not found").
 #pragma once
 
 #include <cstddef>

@@ -131,16 +131,6 @@ Status checkRanges(const std::vector<PlanRule>& rules, const yaml::Errors& error
   return Status::ok();
 }
 
-// The shortest text that reads back as the same double.
-std::string numberText(double value) {
-  char buffer[32];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  return buffer;
-}
-
 std::string oneLine(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   return text;
@@ -205,9 +195,10 @@ std::string formatRules(const std::vector<PlanRule>& rules, const topo::Hierarch
   for (const std::string& name : names) {
     const topo::LinkModel& link = measured.at(name);
     std::string keys;
-    if (link.bandwidthGBps > 0) keys += "bandwidth_GBps: " + numberText(link.bandwidthGBps);
+    if (link.bandwidthGBps > 0) keys += "bandwidth_GBps: " + yaml::numberText(link.bandwidthGBps);
     if (link.latencyUs > 0) {
-      keys += (keys.empty() ? "" : ", ") + std::string("latency_us: ") + numberText(link.latencyUs);
+      keys += (keys.empty() ? "" : ", ") + std::string("latency_us: ") +
+              yaml::numberText(link.latencyUs);
     }
     if (!keys.empty()) out += "  " + name + ": {" + keys + "}\n";
   }
@@ -257,7 +248,7 @@ StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo
                  : "; the file was written for " + file.layout + ", this job's layout is " + mine));
   }
   STRATA_WARN(kSubsysPlan, "%s", status.message().c_str());
-  return status;
+  return status.markLogged();
 }
 
 std::string planLayout(const topo::Hierarchy& h) {

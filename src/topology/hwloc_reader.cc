@@ -144,7 +144,8 @@ StatusOr<NodeTopology> parseHwlocXml(const std::string& text, const std::string&
   StatusOr<std::string> clean = detail::checkHwlocXml(text, source);
   if (!clean.isOk()) {
     STRATA_WARN(kSubsysTopo, "%s", clean.status().message().c_str());
-    return clean.status();
+    Status status = clean.status();
+    return status.markLogged();
   }
   STRATA_ASSIGN_OR_RETURN(TopologyPtr topo, newTopology(where));
   // hwloc parses the buffer in set_xmlbuffer (syntax) and checks the objects in load
@@ -157,7 +158,7 @@ StatusOr<NodeTopology> parseHwlocXml(const std::string& text, const std::string&
         errno == EINVAL || errno == 0 ? "not a valid hwloc xml export" : errnoText(errno);
     std::string msg = where + ": cannot load: " + reason;
     STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
-    return invalidArgument(msg);
+    return invalidArgument(msg).markLogged();
   }
   hwloc_obj_t root = hwloc_get_root_obj(topo.get());
   const char* host = hwloc_obj_get_info_by_name(root, "HostName");
@@ -170,12 +171,12 @@ StatusOr<NodeTopology> readHwlocXml(const std::string& path) {
   if (!text.isOk()) {
     Status status = text.status().withContext("hwloc xml " + path + ": cannot load");
     STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-    return status;
+    return status.markLogged();
   }
   if (text.value().find_first_not_of(" \t\r\n") == std::string::npos) {
     std::string msg = "hwloc xml " + path + ": cannot load: the file is empty";
     STRATA_WARN(kSubsysTopo, "%s", msg.c_str());
-    return invalidArgument(msg);
+    return invalidArgument(msg).markLogged();
   }
   return parseHwlocXml(text.value(), path);
 }

@@ -471,7 +471,7 @@ class Reader {
     const std::string where = line > 0 ? ":" + std::to_string(line) : "";
     Status status = invalidArgument("nccl topology xml " + path_ + where + ": " + problem);
     STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-    return status;
+    return status.markLogged();
   }
 
   std::string path_;
@@ -496,7 +496,7 @@ StatusOr<NodeTopology> readNcclTopoXml(const std::string& path) {
   if (!text.isOk()) {
     Status status = text.status().withContext("nccl topology xml " + path);
     STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-    return status;
+    return status.markLogged();
   }
   return parseNcclTopoXml(text.value(), path);
 }

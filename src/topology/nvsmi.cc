@@ -295,7 +295,7 @@ class Parser {
     const std::string where = line > 0 ? ":" + std::to_string(line) : "";
     Status status = invalidArgument("nvidia-smi topo " + path_ + where + ": " + problem);
     STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-    return status;
+    return status.markLogged();
   }
 
   std::string path_;
@@ -431,7 +431,7 @@ StatusOr<std::string> readFile(const std::string& path) {
   if (text.isOk()) return text;
   Status status = text.status().withContext("nvidia-smi topo " + path);
   STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-  return status;
+  return status.markLogged();
 }
 }  // namespace
 

@@ -155,7 +155,8 @@ Status parseLink(const std::vector<Entry>& entries, const std::string& what, con
 // Parses levels[index] and appends it to `file`, which holds the levels before it.
 Status parseLevel(const YAML::Node& node, int index, const std::vector<std::string>& knownFabrics,
                   const Errors& errors, TopoFile* file) {
-  std::string what = "level " + std::to_string(index + 1);
+  // Numbered from 0, innermost first, as strataCommDescribe and the tools number levels.
+  std::string what = "level " + std::to_string(index);
   if (!node.IsMap()) {
     return errors.atNode(
         node, what + " must be a map such as {name: node, size: 2}, found " + kindOf(node));
@@ -231,7 +232,7 @@ StatusOr<TopoFile> loadTopoFile(const std::string& path,
     status = file.status();
   }
   STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-  return status;
+  return status.markLogged();
 }
 
 StatusOr<Hierarchy> hierarchyFromTopoFile(const TopoFile& file, const std::string& source,
@@ -268,7 +269,7 @@ StatusOr<Hierarchy> hierarchyFromTopoFile(const TopoFile& file, const std::strin
     status = hierarchy.status().withContext("topology file " + source);
   }
   STRATA_WARN(kSubsysTopo, "%s", status.message().c_str());
-  return status;
+  return status.markLogged();
 }
 
 std::string formatTopoFile(const TopoFile& file) {
@@ -288,9 +289,12 @@ std::string formatTopoFile(const TopoFile& file) {
       out << YAML::Key << "link" << YAML::Value << linkKindName(lv.link.kind);
     }
     if (lv.link.bandwidthGBps > 0) {
-      out << YAML::Key << "bandwidth_GBps" << YAML::Value << lv.link.bandwidthGBps;
+      out << YAML::Key << "bandwidth_GBps" << YAML::Value
+          << yaml::numberText(lv.link.bandwidthGBps);
     }
-    if (lv.link.latencyUs > 0) out << YAML::Key << "latency_us" << YAML::Value << lv.link.latencyUs;
+    if (lv.link.latencyUs > 0) {
+      out << YAML::Key << "latency_us" << YAML::Value << yaml::numberText(lv.link.latencyUs);
+    }
     if (lv.linkSharing > 1) out << YAML::Key << "link_sharing" << YAML::Value << lv.linkSharing;
     out << YAML::EndMap;
   }

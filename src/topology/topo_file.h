@@ -19,7 +19,9 @@
 // be silently ignored. Comments and both block and flow style are fine; see configs/topologies/.
 //
 // Errors are kInvalidArgument and name the file, the line (where known) and the problem, e.g.
-//   "topology file configs/x.yaml:7: level 'node' has size 0; sizes must be positive".
+//   "topology file configs/x.yaml:7: level 'node' has size 0; sizes must be positive";
+// a file that is not there or cannot be read is kSystemError ("topology file x.yaml: file not
+// found").
 #pragma once
 
 #include <string>

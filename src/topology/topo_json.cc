@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/yaml_util.h"
+
 namespace strata::topo {
 namespace {
 
@@ -86,7 +88,7 @@ void emit(YAML::Emitter& out, const json& v) {
   } else if (v.is_number_integer()) {
     out << v.get<long long>();
   } else if (v.is_number()) {
-    out << v.get<double>();
+    out << yaml::numberText(v.get<double>());  // 0.3, not 0.29999999999999999
   } else {
     out << YAML::Null;
   }

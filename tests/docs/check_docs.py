@@ -5,7 +5,14 @@
   of that file (GitHub's anchor rules: lowercase, punctuation dropped, spaces to hyphens);
 - no text describes one particular machine or points at something a reader cannot open (a
   path on the developers' machine, "this machine", an internal issue number, the articles'
-  copies under shared/).
+  copies under shared/);
+- every path of this repository named in code (`tests/unit/decompose/test_schedule.cc`) exists
+  (a stem such as `src/fabrics/nccl/nccl_lib` names its .h and .cc; a path after "nccl-tests"
+  is that project's);
+- a table ends at a blank line (a text line right after its last row becomes a cell of it);
+- every `mpirun`/`mpiexec` command a reader may paste runs on a small machine too: it carries
+  `--oversubscribe` (Open MPI refuses more ranks than cores without it) unless it names its
+  hosts (`-H`, `--host`, `--hostfile`).
 
 Usage: check_docs.py SOURCE_DIR [FILE.md ...]   (default: README.md and docs/*.md)
        check_docs.py --self-test                 (the checks find planted problems)
@@ -28,6 +35,40 @@ FORBIDDEN = [
     (r"\b[Ii]ssue \d+", "an issue number the reader cannot look up: name what it was"),
     (r"\bthe seed'?s?\b", "'the seed' is an internal name: name the article"),
 ]
+
+# An mpirun/mpiexec command with options; what a command that names its hosts carries.
+LAUNCH = re.compile(r"\b(mpirun|mpiexec)\s+-")
+HOSTS = re.compile(r"(^|\s)(-H|--host|--hostfile|-hostfile|--machinefile)\b")
+
+
+# A path into this repository inside a code span (placeholders such as <prefix> or * skipped).
+REPO_PATH = re.compile(r"`((?:src|tests|tools|scripts|docs|examples|bench|configs|include|python|"
+                       r"nccl_dropin|cmake)/[^`\s]*)")
+
+
+def path_problems(root, where, line):
+    found = []
+    for m in REPO_PATH.finditer(line):
+        path = re.split(r"[:#]", m.group(1).rstrip(".,;)"))[0]
+        placeholder = re.search(r"[<>*{}$]|\.\.\.", path)
+        if placeholder or "nccl-tests" in line[max(0, m.start() - 40):m.start()]:
+            continue
+        full = os.path.join(root, path)
+        if not os.path.exists(full) and not glob.glob(glob.escape(full) + ".*"):
+            found.append("%s: `%s`: no such file or folder in the repository" % (where, path))
+    return found
+
+
+def launch_problem(where, command):
+    """A problem when `command` (from mpirun/mpiexec on, continuation lines joined) would not
+    start on a machine with fewer cores than ranks."""
+    if "--oversubscribe" in command or HOSTS.search(command):
+        return []
+    if len(command.split()) <= 3:  # an option named in prose (`mpirun --map-by slot`)
+        return []
+    return ["%s: '%s': add --oversubscribe (a machine with fewer cores than ranks refuses it)"
+            % (where, " ".join(command.split())[:60])]
+
 
 # [text](target) and [text]: target; images too. Code spans and fenced blocks are skipped.
 INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -66,6 +107,12 @@ def check_file(root, rel, problems):
         lines = f.read().split("\n")
     for no, line in enumerate(lines, 1):
         where = "%s:%d" % (rel, no)
+        for m in LAUNCH.finditer(line):
+            # To the end of its code span, else of the line and its continuation lines.
+            command, more = line[m.start():].split("`")[0], no
+            while command.rstrip().endswith("\\") and more < len(lines):
+                command, more = command.rstrip()[:-1] + " " + lines[more], more + 1
+            problems.extend(launch_problem(where, command))
         for pattern, why in FORBIDDEN:
             if re.search(pattern, line):
                 problems.append("%s: '%s': %s" % (where, re.search(pattern, line).group(0), why))
@@ -74,6 +121,11 @@ def check_file(root, rel, problems):
             continue
         if fenced:
             continue
+        problems.extend(path_problems(root, where, line))
+        if (line.startswith("|") and no < len(lines) and lines[no].strip()
+                and not lines[no].startswith("|")):
+            problems.append("%s: the table's last row is followed by text, which Markdown puts in "
+                            "the table: leave a blank line after it" % where)
         prose = re.sub(r"`[^`]*`", "", line)  # links inside code spans are not links
         targets = [m.group(1) for m in INLINE_LINK.finditer(prose)]
         m = REF_LINK.match(prose)
@@ -108,7 +160,13 @@ def self_test():
         with open(os.path.join(root, "README.md"), "w") as f:
             f.write("# Start\n\nSee [gone](docs/gone.md), [anchor](docs/good.md#no-such), "
                     "[ok](docs/good.md#good-page), [out](../../etc/passwd).\n"
-                    "Built on this machine (here `/usr/local/cuda`), as issue 5 says.\n")
+                    "Built on this machine (here `/usr/local/cuda`), as issue 5 says.\n"
+                    "Run `mpiexec -n 4 build/x` or `mpirun --oversubscribe -n 4 build/x`;\n"
+                    "`mpirun --map-by slot` places ranks in order.\n"
+                    "As `tests/unit/test_gone.cc` and `docs/good.md` show (`src/<layer>/x.cc`).\n"
+                    "| a | b |\n|---|---|\n| 1 | 2 |\nswallowed text\n\n"
+                    "```sh\nmpirun -np 16 -H a:8,b:8 ./train\nmpirun -n 8 \\\n"
+                    "  --map-by slot ./train\nmpirun -n 2 \\\n  --oversubscribe ./x\n```\n")
         problems = []
         check_file(root, "docs/good.md", problems)
         if problems:
@@ -117,7 +175,9 @@ def self_test():
         check_file(root, "README.md", problems)
         expected = ["no file docs/gone.md", "no heading with anchor #no-such",
                     "leaves the repository", "'this machine'", "(here `/usr/local/cuda`)",
-                    "'issue 5'"]
+                    "'issue 5'", "'mpiexec -n 4 build/x': add --oversubscribe",
+                    "'mpirun -n 8 ", "`tests/unit/test_gone.cc`: no such file",
+                    "leave a blank line after it"]
         missing = [e for e in expected if not any(e in p for p in problems)]
         if missing or len(problems) != len(expected):
             print("self-test: expected %s\n got %s" % (expected, problems))

@@ -97,4 +97,34 @@ if [ -f "$build/nccl_dropin/libstrata_nccl.so" ]; then
   env -u LD_LIBRARY_PATH /usr/bin/python3 -c "import ctypes; ctypes.CDLL('$dropin').ncclGetVersion" \
     || { echo "FAIL: the installed drop-in does not load from the prefix"; exit 1; }
   echo "installed libstrata_nccl.so: soname libnccl.so.2, loads from the prefix"
+  # libnccl.so.2 beside it links to it, so LD_LIBRARY_PATH=<prefix>/lib serves a program built
+  # against NCCL (docs/nccl-dropin.md), while the drop-in itself still reaches the real NCCL.
+  libdir=$(dirname "$dropin")
+  [ "$(readlink "$libdir/libnccl.so.2")" = libstrata_nccl.so ] ||
+    { echo "FAIL: $libdir/libnccl.so.2 is not a link to libstrata_nccl.so"; ls -l "$libdir"; exit 1; }
+  env -u LD_PRELOAD LD_LIBRARY_PATH="$libdir" /usr/bin/python3 -c \
+    "import ctypes; ctypes.CDLL('libnccl.so.2').strataNcclDropIn" ||
+    { echo "FAIL: LD_LIBRARY_PATH=$libdir does not load the drop-in as libnccl.so.2"; exit 1; }
+  program="$build/tests/nccl_dropin/strata_nccl_program"
+  if [ -x "$program" ]; then
+    run_program() {
+      (cd "$work" && env -u LD_PRELOAD -u STRATA_NCCL_REAL_LIB LD_LIBRARY_PATH="$libdir" "$@" \
+        timeout 120 "${MPIEXEC:-mpiexec}" --oversubscribe -n 2 "$program" 2>&1)
+    }
+    out=$(run_program NCCL_DEBUG=INFO) ||
+      { echo "FAIL: $program under LD_LIBRARY_PATH=$libdir exited $?:"; echo "$out"; exit 1; }
+    grep -q "NCCL INFO strata .* serves NCCL's API" <<<"$out" ||
+      { echo "FAIL: LD_LIBRARY_PATH=$libdir did not give the program strata:"; echo "$out"; exit 1; }
+    # Every collective forwarded: the real NCCL answers (without a GPU it fails as NCCL does),
+    # never the drop-in calling itself.
+    out=$(run_program STRATA_NCCL_FALLBACK=all) || true
+    if ! grep -qE "the real NCCL's [A-Za-z]+ failed|nccl_program: [0-9]+ passed, 0 failed" <<<"$out" ||
+       grep -q "strata's drop-in, not NCCL" <<<"$out"; then
+      echo "FAIL: drop-in as libnccl.so.2: STRATA_NCCL_FALLBACK=all did not reach the real NCCL:"
+      echo "$out"
+      exit 1
+    fi
+    echo "installed libnccl.so.2 -> libstrata_nccl.so: a program built against NCCL gets strata"\
+      "under LD_LIBRARY_PATH=<prefix>/lib, and the drop-in still reaches the real NCCL"
+  fi
 fi

@@ -202,50 +202,50 @@ TEST_CASE("topo file: top-level errors", "[topo_file]") {
 TEST_CASE("topo file: level shape errors", "[topo_file]") {
   SECTION("a level that is not a map") {
     checkError(lines({"levels:", level("name: node, size: 2"), "  - node"}),
-               "topology file x.yaml:3: ", "level 2 must be a map such as {name: node");
+               "topology file x.yaml:3: ", "level 1 must be a map such as {name: node");
     checkError(lines({"levels:", level("name: node, size: 2"), "  - [node, 2]"}),
-               "topology file x.yaml:3: ", "level 2 must be a map");
+               "topology file x.yaml:3: ", "level 1 must be a map");
   }
   SECTION("a key that is not a name") {
     checkError(lines({"levels:", "  - {[a]: 1, name: node, size: 2}"}), "topology file x.yaml:2: ",
-               "level 1 has a key that is a sequence; keys must be names");
+               "level 0 has a key that is a sequence; keys must be names");
   }
   SECTION("unknown key in a level") {
     checkError(lines({"levels:", level("name: node, size: 2"), level("name: net, sise: 2")}),
                "topology file x.yaml:3: ",
-               "level 2 has unknown key 'sise'; known keys: name, size, fabric, link, "
+               "level 1 has unknown key 'sise'; known keys: name, size, fabric, link, "
                "bandwidth_GBps, latency_us");
   }
   SECTION("duplicate key in a level") {
     checkError(lines({"levels:", "  - name: node", "    size: 2", "    size: 4"}),
-               "topology file x.yaml:4: ", "level 1 has key 'size' twice");
+               "topology file x.yaml:4: ", "level 0 has key 'size' twice");
   }
 }
 
 TEST_CASE("topo file: name errors", "[topo_file]") {
   SECTION("missing name, reported at the level's line") {
     checkError(lines({"levels:", level("name: node, size: 2"), level("size: 2")}),
-               "topology file x.yaml:3: ", "level 2 has no name");
+               "topology file x.yaml:3: ", "level 1 has no name");
   }
   SECTION("empty name") {
     checkError(lines({"levels:", level("name: '', size: 2")}),
-               "topology file x.yaml:2: ", "level 1 has an empty name");
+               "topology file x.yaml:2: ", "level 0 has an empty name");
     checkError(lines({"levels:", "  - name:", "    size: 2"}),
-               "topology file x.yaml:2: ", "level 1 has an empty name");
+               "topology file x.yaml:2: ", "level 0 has an empty name");
   }
   SECTION("name not a string") {
     checkError(lines({"levels:", level("name: [a, b], size: 2")}),
-               "topology file x.yaml:2: ", "level 1 name must be a string, found a sequence");
+               "topology file x.yaml:2: ", "level 0 name must be a string, found a sequence");
   }
   SECTION("name with odd characters") {
     checkError(lines({"levels:", level("name: my node, size: 2")}),
-               "topology file x.yaml:2: ", "level 1 name 'my node' may hold only letters, digits");
+               "topology file x.yaml:2: ", "level 0 name 'my node' may hold only letters, digits");
   }
   SECTION("duplicate names") {
     checkError(
         lines({"levels:", level("name: node, size: 2"), "", "  - name: node", "    size: 2"}),
         "topology file x.yaml:4: ",
-        "level 2 is named 'node' like an earlier level; names must be unique");
+        "level 1 is named 'node' like an earlier level; names must be unique");
   }
 }
 
@@ -344,9 +344,9 @@ TEST_CASE("topo file: loading from disk", "[topo_file]") {
   SECTION("missing file") {
     StatusOr<TopoFile> file = loadTopoFile("/nonexistent/strata/topo.yaml", kFabrics);
     REQUIRE_FALSE(file.isOk());
-    CHECK(file.status().code() == Code::kInvalidArgument);
-    CHECK(file.status().message() ==
-          "topology file /nonexistent/strata/topo.yaml: cannot open: no such file or directory");
+    // Not an invalid argument: the file system has no such file (strataSystemError).
+    CHECK(file.status().code() == Code::kSystemError);
+    CHECK(file.status().message() == "topology file /nonexistent/strata/topo.yaml: file not found");
   }
   SECTION("a directory") {
     std::string dir = std::filesystem::temp_directory_path().string();
@@ -384,6 +384,21 @@ TEST_CASE("topo file: formatTopoFile round-trips", "[topo_file]") {
   TopoFile example = parseOk(lines(
       {"levels:", level("name: node, size: 4"), level("name: network, size: 2, fabric: nccl")}));
   CHECK(sameFile(example, parseOk(formatTopoFile(example))));
+}
+
+TEST_CASE("topo file: link numbers are written as short as they read back", "[topo_file]") {
+  // strata-topo --save once wrote the shm default 0.3 us as 0.29999999999999999.
+  TopoFile file = parseOk(lines(
+      {"levels:", level("name: node, size: 2, link: shm, bandwidth_GBps: 10, latency_us: 0.3"),
+       level("name: network, size: 2, link: ethernet, bandwidth_GBps: 1.0625, latency_us: 20"),
+       level("name: rack, size: 2, link: ethernet, bandwidth_GBps: 0.1, latency_us: "
+             "1.2345678901234567")}));
+  const std::string text = formatTopoFile(file);
+  INFO(text);
+  CHECK_THAT(text, Contains("bandwidth_GBps: 10, latency_us: 0.3}"));
+  CHECK_THAT(text, Contains("bandwidth_GBps: 1.0625, latency_us: 20}"));
+  CHECK_THAT(text, Contains("bandwidth_GBps: 0.1, latency_us: 1.2345678901234567}"));
+  CHECK(sameFile(file, parseOk(text)));
 }
 
 TEST_CASE("topo file: hierarchy from a file", "[topo_file]") {
