@@ -151,6 +151,9 @@ export PKG_CONFIG_SYSROOT_DIR="$deps" PKG_CONFIG_LIBDIR="$lib/pkgconfig:$deps/us
 export PMIX_MCA_mca_base_component_path="$lib/pmix2/lib/pmix"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_rmaps_base_oversubscribe=1
+# One node: the isolated launcher, which needs no ssh or rsh (a bare machine has neither, and
+# Open MPI's default launcher refuses to start without one; found by gpu-rehearse.sh).
+export OMPI_MCA_plm=isolated
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 export MPIEXEC="$deps/usr/bin/mpiexec.openmpi"
 # strata loads NCCL at run time: the wheel's, not whatever the loader finds first.
