@@ -20,7 +20,11 @@
 set -euo pipefail
 trap 'echo "fresh-check: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lib/debian_root.sh
+source "$repo/scripts/lib/debian_root.sh"
+droot_name=fresh-check
 keep=0 cache="" base=/var/tmp mirror=""
+args=("$@")  # for the re-execution in a mount namespace of its own
 while (($#)); do
   case "$1" in
     --keep) keep=1 ;;
@@ -32,124 +36,32 @@ while (($#)); do
   esac
   shift
 done
-die() { echo "fresh-check: $*" >&2; exit "${2:-1}"; }
-[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, mount)" 2
-
-# Mounts made from here on stay in this process's own mount namespace: the host never sees
-# them, and they vanish with the namespace even if this script is killed.
-if [ -z "${STRATA_FRESH_NS:-}" ]; then
-  exec env STRATA_FRESH_NS=1 unshare --mount --propagation private bash "$0" "$@"
-fi
+[ "$(id -u)" -eq 0 ] || droot_die "run as root (debootstrap, chroot, mount)" 2
+droot_enter_namespace "$0" "${args[@]}"
 
 logs="${FRESH_LOG_DIR:-$repo/fresh-check-logs}"
 mkdir -p "$logs"
 command -v debootstrap >/dev/null ||
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; }
-
-# The mirror: the first bookworm source of this machine's apt (one-line or deb822 format).
-if [ -z "$mirror" ]; then
-  mirror=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list \
-    2>/dev/null || true)
-fi
-if [ -z "$mirror" ]; then
-  mirror=$(awk 'BEGIN { RS = ""; FS = "\n" }
-    /(^|\n)Types:[^\n]*deb/ && /(^|\n)Suites:[^\n]*bookworm( |$|\n)/ && !/(^|\n)Enabled: *no/ {
-      for (i = 1; i <= NF; i++) if ($i ~ /^URIs:/) { split($i, u, " "); print u[2]; exit } }' \
-    /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-fi
-[ -n "$mirror" ] || die "no bookworm mirror in /etc/apt; pass --mirror" 2
+mirror=$(droot_mirror "$mirror")
 commit=$(git -C "$repo" rev-parse HEAD)
 git -C "$repo" diff --quiet HEAD 2>/dev/null ||
   echo "fresh-check: note: uncommitted changes are not checked (it clones $commit)"
 
-mkdir -p "$base"
-root=$(mktemp -d "$base/strata-fresh.XXXXXX")
-chmod 755 "$root"  # its "/": apt's _apt user must get through it
-mounts=()  # what this script mounted, in order; unmounted in reverse
+droot_create "$base" "$keep"
+root=$droot
+droot_debootstrap "$mirror" "$logs/debootstrap.log" "$cache"
+droot_apt_sources
+droot_standard_mounts "$cache"
 
-# Processes still running inside the root (a stuck mpiexec, an orted) keep its mounts busy.
-kill_inside() {
-  local pid link
-  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-    link=$(readlink "/proc/$pid/root" 2>/dev/null) || continue
-    case "$link" in "$root" | "$root"/*) kill -9 "$pid" 2>/dev/null || true ;; esac
-  done
-}
-
-# Every mount point at or under the root, deepest first (this namespace's table).
-mounts_under() {
-  findmnt -rn -o TARGET | awk -v r="$root" '$0 == r || index($0, r "/") == 1' | sort -r
-}
-
-cleanup() {
-  local rc=$? i m left
-  trap - EXIT INT TERM
-  kill_inside
-  # Ours in reverse, then anything the tests mounted inside (ip netns), deepest first.
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-    mountpoint -q "${mounts[i]}" && umount "${mounts[i]}" 2>/dev/null || true
-  done
-  for m in $(mounts_under); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-  left=$(mounts_under)
-  if [ -n "$left" ]; then
-    echo "fresh-check: still mounted, so $root is NOT removed:" >&2
-    echo "$left" >&2
-    exit 1
-  elif ((keep)); then
-    echo "fresh-check: kept $root (nothing mounted in it)"
-  else
-    # --one-file-system: never crosses into a file system, even one mounted since the check.
-    rm -rf --one-file-system "$root"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-mount_in() {  # mount_in TARGET MOUNT-ARGS...: mounts and remembers it
-  local target="$root$1"
-  shift
-  mkdir -p "$target"
-  mount "$@" "$target"
-  mounts+=("$target")
-}
-
-step_start=$(date +%s)
-echo "fresh-check: debootstrap bookworm (minbase) from $mirror into $root"
-cache_args=()
-[ -n "$cache" ] && cache_args=(--cache-dir="$cache")
-debootstrap --variant=minbase "${cache_args[@]}" bookworm "$root" "$mirror" \
-  >"$logs/debootstrap.log" 2>&1 ||
-  { tail -20 "$logs/debootstrap.log"; echo "fresh-check: debootstrap failed" >&2; exit 1; }
-echo "fresh-check: debootstrap took $(($(date +%s) - step_start)) s"
-
-# apt's sources as this machine has them for Debian (updates and security included), DNS.
-if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
-  awk 'BEGIN { RS = ""; ORS = "\n\n" } /(^|\n)Suites:[^\n]*bookworm/ && !/(^|\n)Enabled: *no/' \
-    /etc/apt/sources.list.d/*.sources >"$root/etc/apt/sources.list.d/debian.sources"
-  [ -s "$root/etc/apt/sources.list.d/debian.sources" ] && : >"$root/etc/apt/sources.list"
-fi
-if [ -f /etc/apt/sources.list ] && grep -q '^deb .* bookworm' /etc/apt/sources.list; then
-  grep '^deb .* bookworm' /etc/apt/sources.list >"$root/etc/apt/sources.list"
-fi
-cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-
-mount_in /proc -t proc proc
-mount_in /sys --bind /sys
-mount_in /dev --bind /dev
-mount_in /dev/pts -t devpts -o newinstance,ptmxmode=0666 devpts
-mount_in /dev/shm -t tmpfs -o mode=1777 tmpfs
-[ -n "$cache" ] && mount_in /var/cache/apt/archives --bind "$cache"
-
-git clone -q --no-checkout "$repo" "$root/root/strata"
-git -C "$root/root/strata" checkout -q --detach "$commit"
+droot_clone "$repo" "$commit" /root/strata
 echo "fresh-check: cloned $commit ($(git -C "$repo" log -1 --format=%s "$commit" | cut -c1-60))"
 
 # The README's commands: the "bash scripts/..." lines of the first sh block after Quick start.
 mapfile -t commands < <(awk '/^## Quick start/ {q = 1} q && /^```sh/ {b = 1; next}
   b && /^```/ {exit} b {sub(/ *#.*/, ""); if ($0 != "") print}' "$root/root/strata/README.md")
 ((${#commands[@]} == 2)) ||
-  die "expected 2 commands in the README's quick start, found ${#commands[@]}"
+  droot_die "expected 2 commands in the README's quick start, found ${#commands[@]}"
 
 results=() status=0
 for i in 0 1; do
@@ -158,9 +70,7 @@ for i in 0 1; do
   echo "fresh-check: running '$cmd' (log: $log)"
   start=$(date +%s) rc=0
   # As root with a clean environment, no terminal (setsid, stdin from /dev/null).
-  setsid -w chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    bash -c "cd /root/strata && $cmd" </dev/null >"$log" 2>&1 || rc=$?
+  droot_run "cd /root/strata && $cmd" >"$log" 2>&1 || rc=$?
   secs=$(($(date +%s) - start))
   verdict=$([ $rc = 0 ] && echo "exit 0" || echo "FAILED (exit $rc)")
   if [ "$i" = 0 ] && ! grep -q 'check: PASSED' "$log"; then
