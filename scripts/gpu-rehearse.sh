@@ -64,12 +64,13 @@ droot_apt_sources
 droot_standard_mounts "$cache"
 
 # What the GPU machine has of its own (its image: compilers, CMake, ninja, git, a Python with
-# PyTorch and pybind11); nothing strata's build takes from .debs/.
+# PyTorch, pybind11 and scikit-learn, which the examples use); nothing strata's build takes
+# from .debs/.
 step=$(date +%s)
 echo "gpu-rehearse: installing the GPU machine's own tools into the root"
 droot_run "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
   --no-install-recommends build-essential cmake ninja-build git ca-certificates python3 \
-  python3-dev python3-torch libtorch-dev pybind11-dev" >"$results/apt.log" 2>&1 ||
+  python3-dev python3-torch libtorch-dev pybind11-dev python3-sklearn" >"$results/apt.log" 2>&1 ||
   { tail -20 "$results/apt.log"; droot_die "installing the tools failed"; }
 echo "gpu-rehearse: tools installed in $(($(date +%s) - step)) s"
 
