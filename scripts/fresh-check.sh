@@ -19,7 +19,7 @@
 # Exit status: 0 when the quick start printed PASSED and the test command exited 0.
 set -euo pipefail
 trap 'echo "fresh-check: line $LINENO failed: $BASH_COMMAND" >&2' ERR
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="${STRATA_FRESH_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 keep=0 cache="" base=/var/tmp mirror=""
 while (($#)); do
   case "$1" in
@@ -36,10 +36,16 @@ die() { echo "fresh-check: $*" >&2; exit "${2:-1}"; }
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot, mount)" 2
 
 # Mounts made from here on stay in this process's own mount namespace: the host never sees
-# them, and they vanish with the namespace even if this script is killed.
+# them, and they vanish with the namespace even if this script is killed. It runs from a copy:
+# bash reads a script as it goes, so an edit to this file during the hour it runs would change
+# what it does next.
 if [ -z "${STRATA_FRESH_NS:-}" ]; then
-  exec env STRATA_FRESH_NS=1 unshare --mount --propagation private bash "$0" "$@"
+  copy=$(mktemp "${TMPDIR:-/tmp}/fresh-check.XXXXXX")
+  cp "$0" "$copy"
+  exec env STRATA_FRESH_NS=1 STRATA_FRESH_REPO="$repo" STRATA_FRESH_COPY="$copy" \
+    unshare --mount --propagation private bash "$copy" "$@"
 fi
+rm -f "${STRATA_FRESH_COPY:-}"  # bash holds it open
 
 logs="${FRESH_LOG_DIR:-$repo/fresh-check-logs}"
 mkdir -p "$logs"
@@ -134,6 +140,9 @@ if [ -f /etc/apt/sources.list ] && grep -q '^deb .* bookworm' /etc/apt/sources.l
 fi
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
+# The root as a mount point of its own: `ip netns` (the netlab tests) remounts "/" as a slave,
+# which a plain directory under chroot refuses, and then skips every netlab test.
+mount_in "" --bind "$root"
 mount_in /proc -t proc proc
 mount_in /sys --bind /sys
 mount_in /dev --bind /dev
@@ -175,6 +184,12 @@ for i in 0 1; do
   case "$verdict" in FAILED*) status=1; tail -40 "$log" ;; esac
   results+=("$(printf '%-28s %4dm%02ds  %s' "$cmd" $((secs / 60)) $((secs % 60)) "$verdict")")
   [ "$i" = 0 ] && grep -E 'check: (PASSED|FAILED)' "$log" | tail -1
+  if [ "$i" = 1 ]; then
+    # ctest's own log (every entry's output, skipped ones' reasons too) outlives the root.
+    cp "$root/root/strata/build/Testing/Temporary/LastTest.log" "$logs/ctest-LastTest.log" \
+      2>/dev/null || true
+    grep -A4 'did not run' "$log" | sed -n '2,$p' | sed 's/^/  skipped: /' || true
+  fi
 done
 echo "fresh-check: results on a fresh Debian 12 root, commit ${commit:0:12}:"
 printf '  %s\n' "${results[@]}"
