@@ -19,7 +19,7 @@
 # Exit status: 0 when the quick start printed PASSED and the test command exited 0.
 set -euo pipefail
 trap 'echo "fresh-check: line $LINENO failed: $BASH_COMMAND" >&2' ERR
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="${STRATA_DROOT_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 # shellcheck source=lib/debian_root.sh
 source "$repo/scripts/lib/debian_root.sh"
 droot_name=fresh-check
@@ -85,6 +85,12 @@ for i in 0 1; do
   case "$verdict" in FAILED*) status=1; tail -40 "$log" ;; esac
   results+=("$(printf '%-28s %4dm%02ds  %s' "$cmd" $((secs / 60)) $((secs % 60)) "$verdict")")
   [ "$i" = 0 ] && grep -E 'check: (PASSED|FAILED)' "$log" | tail -1
+  if [ "$i" = 1 ]; then
+    # ctest's own log (every entry's output, skipped ones' reasons too) outlives the root.
+    cp "$root/root/strata/build/Testing/Temporary/LastTest.log" "$logs/ctest-LastTest.log" \
+      2>/dev/null || true
+    grep -A4 'did not run' "$log" | sed -n '2,$p' | sed 's/^/  skipped: /' || true
+  fi
 done
 echo "fresh-check: results on a fresh Debian 12 root, commit ${commit:0:12}:"
 printf '  %s\n' "${results[@]}"

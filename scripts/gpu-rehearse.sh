@@ -24,7 +24,7 @@
 # the build is host-only and says so) and about 8 GB of disk. Exit status: gpu-check's.
 set -euo pipefail
 trap 'echo "gpu-rehearse: line $LINENO failed: $BASH_COMMAND" >&2' ERR
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="${STRATA_DROOT_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 # shellcheck source=lib/debian_root.sh
 source "$repo/scripts/lib/debian_root.sh"
 droot_name=gpu-rehearse

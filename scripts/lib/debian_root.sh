@@ -11,11 +11,19 @@
 
 # droot_enter_namespace SCRIPT ARGS...: re-executes SCRIPT in a private mount namespace once, so
 # that the host never sees the root's mounts and they vanish with the namespace even if the
-# script is killed.
+# script is killed. It runs from a copy: bash reads a script as it goes, so an edit to the file
+# during the hour it runs would change what it does next. The caller takes its repository from
+# STRATA_DROOT_REPO when set (the copy is not in the repository).
 droot_enter_namespace() {
   if [ -z "${STRATA_DROOT_NS:-}" ]; then
-    exec env STRATA_DROOT_NS=1 unshare --mount --propagation private bash "$@"
+    local copy
+    copy=$(mktemp "${TMPDIR:-/tmp}/$droot_name.XXXXXX")
+    cp "$1" "$copy"
+    shift
+    exec env STRATA_DROOT_NS=1 STRATA_DROOT_REPO="$repo" STRATA_DROOT_COPY="$copy" \
+      unshare --mount --propagation private bash "$copy" "$@"
   fi
+  rm -f "${STRATA_DROOT_COPY:-}"  # bash holds it open
 }
 
 droot_die() { echo "$droot_name: $*" >&2; exit "${2:-1}"; }
@@ -124,6 +132,9 @@ droot_apt_sources() {
 # proc, sys, dev, a devpts of its own and a /dev/shm (MPI's and strata's shared memory); CACHE
 # (optional) is bound over apt's archive folder.
 droot_standard_mounts() {
+  # The root as a mount point of its own: `ip netns` (the netlab tests) remounts "/" as a slave,
+  # which a plain directory under chroot refuses, and then every netlab test skips.
+  droot_mount "" --bind "$droot"
   droot_mount /proc -t proc proc
   droot_mount /sys --bind /sys
   droot_mount /dev --bind /dev
