@@ -3,6 +3,8 @@
 find_package(MPI REQUIRED COMPONENTS C)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc>=2.0)
+# UCX (Debian's libucx-dev): the ucx fabric, the inter-host engine of unique-id communicators.
+pkg_check_modules(UCX REQUIRED IMPORTED_TARGET ucx>=1.12)
 find_package(yaml-cpp REQUIRED)
 find_package(pugixml REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)

@@ -13,6 +13,7 @@
 set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
           libhwloc-dev hwloc libyaml-cpp-dev catch2 libcli11-dev libpugixml-dev
+          libucx-dev  # the ucx fabric: inter-host data of communicators made from a unique id
           nlohmann-json3-dev iproute2 gnuplot-nox
           python3-dev pybind11-dev python3-torch libtorch-dev
           python3-sklearn  # examples/torch/ddp_data.py's digits (the torch.example.* tests)
