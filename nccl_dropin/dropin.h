@@ -49,8 +49,4 @@ void announce();
 // Whether NCCL_DEBUG (or STRATA_DEBUG) asks for INFO.
 bool infoEnabled();
 
-// MPI for the bootstrap: initialised (MPI_THREAD_MULTIPLE) when the program has not, which
-// needs an MPI launcher; an error naming the limit otherwise.
-ncclResult_t ensureMpi();
-
 }  // namespace strata::nccl_dropin

@@ -1,4 +1,4 @@
-// The drop-in's shared pieces: STRATA_NCCL_FALLBACK, the real NCCL, errors and logging, MPI.
+// The drop-in's shared pieces: STRATA_NCCL_FALLBACK, the real NCCL, errors and logging.
 #include <unistd.h>
 
 #include <cstdio>
@@ -119,37 +119,6 @@ void announce() {
                                                        : "none");
     }
   });
-}
-
-ncclResult_t ensureMpi() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return fail(ncclInvalidUsage, "MPI was already finalised");
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) return ncclSuccess;
-  // A launcher leaves its rank in the environment (Open MPI, MPICH/Hydra, PMIx, Slurm).
-  const char* const kLaunched[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                                   "SLURM_PROCID"};
-  bool launched = false;
-  for (const char* v : kLaunched) launched = launched || std::getenv(v) != nullptr;
-  if (!launched) {
-    return fail(ncclInvalidUsage,
-                "strata's NCCL drop-in finds the ranks through MPI, and this process was not "
-                "started by an MPI launcher (mpirun, srun); a launcher-free bootstrap is not "
-                "implemented");
-  }
-  int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
-    return fail(ncclSystemError, "MPI_Init_thread failed");
-  }
-  // Finalised at exit, after the program's own atexit handlers ran.
-  std::atexit([] {
-    int done = 0;
-    MPI_Finalized(&done);
-    if (!done) MPI_Finalize();
-  });
-  return ncclSuccess;
 }
 
 }  // namespace strata::nccl_dropin

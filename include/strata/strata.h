@@ -89,8 +89,9 @@ typedef struct strataConfig_v1 {
   size_t size;          /* sizeof(strataConfig_t), set by the initializer */
   unsigned int magic;   /* STRATA_CONFIG_MAGIC, set by the initializer */
   unsigned int version; /* STRATA_VERSION_CODE of the headers, set by the initializer */
-  /* 1 (the default): the call returns when the communicator is ready. 0 is accepted for NCCL
-   * code that sets it; strata's communicators are always ready when the call returns. */
+  /* 1 (the default): the call returns when the communicator is ready. 0: strataCommInitRankConfig
+   * returns strataInProgress at once and the communicator becomes ready in the background (see
+   * there); strataCommSplit accepts 0 and returns when the new communicator is ready. */
   int blocking;
   /* strata extension, honoured by strataCommSplit: the wire type of the new communicator's
    * inter-host stages, as STRATA_COMPRESS ("none", "fp16", "bf16"); NULL (the default) keeps
@@ -104,6 +105,15 @@ typedef struct strataConfig_v1 {
 #define STRATA_CONFIG_MAGIC 0x57a7a001u
 #define STRATA_CONFIG_INITIALIZER \
   { sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION_CODE, 1, NULL, 0 }
+
+/* A unique id (NCCL's ncclUniqueId): 128 opaque bytes naming the rendezvous point of one new
+ * communicator and carrying a random secret. One process makes it (strataGetUniqueId) and passes
+ * it to every rank by any channel (a file, a key-value store, MPI_Bcast); every rank then calls
+ * strataCommInitRank with it. Treat it as a password: whoever holds it can join. */
+#define STRATA_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[STRATA_UNIQUE_ID_BYTES];
+} strataUniqueId;
 
 /* Opaque handle of a nonblocking host collective (strataIAllReduce and friends). */
 typedef struct strataRequest* strataRequest_t;
@@ -121,6 +131,34 @@ STRATA_API const char* strataGetErrorString(strataResult_t result);
  * thread (for example one from strataCommInitMPI). Returns "" when there was none. The string
  * stays valid until the next strata call on the same communicator or thread. */
 STRATA_API const char* strataGetLastError(strataComm_t comm);
+
+/* Makes a unique id for one new communicator (ncclGetUniqueId). Without STRATA_COMM_ID it
+ * starts, in this process, the rendezvous root the id names: a thread listening on this host
+ * (STRATA_SOCKET_IFNAME picks the interface) until every rank of the communicator has joined or
+ * STRATA_TIMEOUT passed; keep the process running until then. With STRATA_COMM_ID=<host>:<port>
+ * set on every rank, every rank gets the same id without passing it, and rank 0's
+ * strataCommInitRank listens there. Never initialises MPI. */
+STRATA_API strataResult_t strataGetUniqueId(strataUniqueId* uniqueId);
+
+/* Creates a communicator of `nranks` ranks from a unique id (ncclCommInitRank): every rank calls
+ * it with the same id and nranks and its own rank in [0, nranks). No MPI is needed: the control
+ * plane is TCP, data between hosts goes through UCX and inside a host through shared memory.
+ * Collective; waits at most STRATA_TIMEOUT for the other ranks. */
+STRATA_API strataResult_t strataCommInitRank(strataComm_t* comm, int nranks, strataUniqueId commId,
+                                             int rank);
+
+/* strataCommInitRank with options (ncclCommInitRankConfig). config->blocking = 0 returns at once
+ * with strataInProgress (or an argument error); the communicator is usable when
+ * strataCommGetAsyncError reports strataSuccess, and strataCommAbort stops an init in progress.
+ * config->timeoutMs, when set, replaces STRATA_TIMEOUT for this communicator. */
+STRATA_API strataResult_t strataCommInitRankConfig(strataComm_t* comm, int nranks,
+                                                   strataUniqueId commId, int rank,
+                                                   strataConfig_t* config);
+
+/* Creates `ndev` communicators of one process, one per rank (ncclCommInitAll): comms[i] is rank
+ * i of ndev. devlist is accepted for NCCL's signature and may be NULL (strata does not pin
+ * devices here). Ranks of one process exchange data through the fabrics like any others. */
+STRATA_API strataResult_t strataCommInitAll(strataComm_t* comms, int ndev, const int* devlist);
 
 /* Frees a communicator. Collective: every rank of the communicator must call it, before
  * MPI_Finalize. After MPI_Finalize it frees only local memory and returns strataInvalidUsage

@@ -125,7 +125,8 @@ strataResult_t strataCommInitMPI(strataComm_t* comm, MPI_Comm mpicomm) {
                             boot::MpiBootstrap::duplicate(mpicomm));
     auto entry = std::make_unique<CommEntry>();
     STRATA_ASSIGN_OR_RETURN(entry->impl,
-                            core::Comm::create(std::move(boot), threads == MPI_THREAD_MULTIPLE));
+                            core::Comm::create(std::move(boot), threads == MPI_THREAD_MULTIPLE,
+                                               core::Comm::CreateOptions()));
     *comm = registerComm(std::move(entry));
     return Status::ok();
   });
@@ -158,14 +159,30 @@ strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm
   });
 }
 
+namespace {
+
+// The entry of a handle that destroy or abort may take, even while its nonblocking init runs
+// (which they cancel) or after that init failed.
+StatusOr<std::unique_ptr<CommEntry>> takeEntry(strataComm_t comm) {
+  if (comm == nullptr) return invalidArgument("comm is NULL");
+  std::unique_ptr<CommEntry> entry = unregisterComm(comm);
+  if (entry == nullptr) {
+    return invalidArgument(
+        "comm is not a live communicator handle (destroyed, aborted or never created)");
+  }
+  if (entry->pending) (void)entry->finishInit(true);
+  return entry;
+}
+
+}  // namespace
+
 strataResult_t strataCommDestroy(strataComm_t comm) {
   return guarded(nullptr, "strataCommDestroy", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(liveComm(comm, false).status());
-    std::unique_ptr<CommEntry> entry = unregisterComm(comm);
-    if (entry == nullptr) return invalidArgument("comm was destroyed by another thread");
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<CommEntry> entry, takeEntry(comm));
+    if (entry->impl == nullptr) return Status::ok();  // its nonblocking init failed or was cut
     // After MPI_Finalize no peer can be reached and MPI's memory (the shm window) is gone:
     // free only what is local, and say that the destroy came too late.
-    const Status mpi = checkMpiActive();
+    const Status mpi = entry->usesMpi ? checkMpiActive() : Status::ok();
     if (!mpi.isOk()) entry->impl->abandon();
     entry.reset();  // collective unless abandoned: the communicator's groups are freed together
     return mpi;
@@ -174,10 +191,8 @@ strataResult_t strataCommDestroy(strataComm_t comm) {
 
 strataResult_t strataCommAbort(strataComm_t comm) {
   return guarded(nullptr, "strataCommAbort", [&]() -> Status {
-    STRATA_RETURN_IF_ERROR(liveComm(comm, false).status());
-    std::unique_ptr<CommEntry> entry = unregisterComm(comm);
-    if (entry == nullptr) return invalidArgument("comm was destroyed by another thread");
-    entry->impl->abandon();  // local: works after MPI_Finalize too
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<CommEntry> entry, takeEntry(comm));
+    if (entry->impl != nullptr) entry->impl->abandon();  // local: works after MPI_Finalize too
     entry.reset();
     return Status::ok();
   });
@@ -185,8 +200,14 @@ strataResult_t strataCommAbort(strataComm_t comm) {
 
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {
   return guarded(comm, "strataCommGetAsyncError", [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm));
     if (asyncError == nullptr) return invalidArgument("asyncError is NULL");
+    // A nonblocking init: in progress, or its outcome (NCCL's ncclCommGetAsyncError).
+    StatusOr<CommEntry*> live = liveComm(comm);
+    if (!live.isOk() && live.status().code() != Code::kInvalidArgument) {
+      *asyncError = live.status().result();
+      return Status::ok();
+    }
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, std::move(live));
     const Status st = entry->impl->engine().error();
     *asyncError = st.result();
     if (!st.isOk()) entry->lastError = st.message();

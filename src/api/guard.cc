@@ -41,7 +41,21 @@ StatusOr<CommEntry*> liveComm(strataComm_t comm, bool needsMpi) {
     return invalidArgument(
         "comm is not a live communicator handle (destroyed, aborted or never created)");
   }
-  if (needsMpi) STRATA_RETURN_IF_ERROR(checkMpiActive());
+  if (entry->pending) {
+    {
+      std::lock_guard<std::mutex> lock(entry->pending->mu);
+      if (!entry->pending->done) {
+        return Status(Code::kInProgress,
+                      "the communicator is still being initialised (nonblocking init): call "
+                      "strataCommGetAsyncError until it reports strataSuccess");
+      }
+    }
+    STRATA_RETURN_IF_ERROR(entry->finishInit(false));
+  }
+  if (entry->impl == nullptr) {
+    return invalidUsage("the communicator's nonblocking init failed: destroy or abort it");
+  }
+  if (needsMpi && entry->usesMpi) STRATA_RETURN_IF_ERROR(checkMpiActive());
   return entry;
 }
 

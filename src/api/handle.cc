@@ -78,4 +78,15 @@ CommEntry* lookupComm(strataComm_t handle) {
   return slot < 0 ? nullptr : t.slots[static_cast<size_t>(slot)].entry.get();
 }
 
+Status CommEntry::finishInit(bool cancel) {
+  if (!pending) return Status::ok();
+  if (cancel) pending->cancel = true;
+  if (pending->thread.joinable()) pending->thread.join();
+  Status st = pending->status;
+  impl = std::move(pending->comm);
+  pending.reset();
+  if (!st.isOk()) lastError = "nonblocking init: " + st.message();
+  return st;
+}
+
 }  // namespace strata::api

@@ -9,7 +9,10 @@
 // generation wraps: after 2^32 releases of that one slot).
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 
 #include "core/comm.h"
@@ -17,10 +20,28 @@
 
 namespace strata::api {
 
+// A nonblocking init (strataCommInitRankConfig with config->blocking = 0) while its thread
+// runs. The thread writes `done`, `status` and `comm` under `mu`; the user's thread reads them
+// under `mu` and joins the thread once `done` (liveComm, strataCommDestroy/Abort).
+struct PendingInit {
+  std::mutex mu;
+  bool done = false;
+  Status status;
+  std::unique_ptr<core::Comm> comm;
+  std::atomic<bool> cancel{false};  // strataCommAbort/Destroy: the init's waits end at once
+  std::thread thread;
+};
+
 // What the C API keeps per communicator.
 struct CommEntry {
-  std::unique_ptr<core::Comm> impl;
-  std::string lastError;  // strataGetLastError(comm)
+  std::unique_ptr<core::Comm> impl;  // null while a nonblocking init runs or after it failed
+  std::string lastError;             // strataGetLastError(comm)
+  bool usesMpi = true;  // made from MPI: its calls need MPI to be active (not finalised)
+  std::unique_ptr<PendingInit> pending;  // a nonblocking init not yet taken over
+  // Ends a nonblocking init (cancelling it when `cancel`) and joins its thread: after this
+  // `pending` is null, and `impl` holds the communicator when the init succeeded, else the
+  // failure is returned.
+  Status finishInit(bool cancel);
 };
 
 // Takes ownership of `entry` and returns its new handle.

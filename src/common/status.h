@@ -22,6 +22,7 @@ enum class Code {
   kInvalidArgument = strataInvalidArgument,
   kInvalidUsage = strataInvalidUsage,
   kRemoteError = strataRemoteError,  // another rank failed
+  kInProgress = strataInProgress,    // a nonblocking init has not finished yet
 };
 
 class [[nodiscard]] Status {

@@ -137,8 +137,15 @@ class Comm {
   // Collective over the members of `boot`: detects the hierarchy (or loads STRATA_TOPO_FILE),
   // makes the groups of its levels, loads the plans. On failure every rank returns an error
   // with the same code. `threadMultiple`: the control plane's threads allow a progress thread.
+  // `origin` says in the init log line where the communicator comes from; `timeoutSeconds`,
+  // when set, replaces STRATA_TIMEOUT for it (strataCommInitRankConfig's config->timeoutMs).
+  struct CreateOptions {
+    std::string origin = "from MPI";
+    std::optional<double> timeoutSeconds;
+  };
   static StatusOr<std::unique_ptr<Comm>> create(std::unique_ptr<boot::Bootstrap> boot,
-                                                bool threadMultiple);
+                                                bool threadMultiple,
+                                                const CreateOptions& opts);
   // strataCommSplit: collective over this communicator's ranks, after the calls queued on it.
   // The members passing the same color >= 0 form a communicator ordered by (key, rank); one
   // passing a negative color gets null. The new communicator's hierarchy is this one's,
@@ -230,7 +237,7 @@ class Comm {
 
  private:
   Comm() = default;
-  Status init(bool threadMultiple);
+  Status init(bool threadMultiple, const CreateOptions& opts);
   // Agrees on uid_ and hash_ (hash_ from rank 0's nonce; a split overrides it). Collective.
   Status assignUid();
   // A split's init: the hierarchy and settings come from the parent.

@@ -71,7 +71,7 @@ uint64_t freshNonce() {
 }  // namespace
 
 StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> boot,
-                                             bool threadMultiple) {
+                                             bool threadMultiple, const CreateOptions& opts) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Comm> c(new Comm());
   c->boot_ = std::move(boot);
@@ -79,7 +79,7 @@ StatusOr<std::unique_ptr<Comm>> Comm::create(std::unique_ptr<boot::Bootstrap> bo
   c->size_ = c->boot_->size();
   // The engine exists from the start, so that the destructor can always drain it.
   c->engine_ = std::make_shared<Engine>(false);
-  STRATA_RETURN_IF_ERROR(c->init(threadMultiple));
+  STRATA_RETURN_IF_ERROR(c->init(threadMultiple, opts));
   logInitComplete(
       *c,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -102,13 +102,14 @@ Status Comm::assignUid() {
   return Status::ok();
 }
 
-Status Comm::init(bool threadMultiple) {
+Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   logSetRank(rank_);
   STRATA_RETURN_IF_ERROR(assignUid());
-  logInitStart(*this, "from MPI");
+  logInitStart(*this, opts.origin);
   StatusOr<Settings> settings = Settings::fromEnv();
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, settings.status()));
   settings_ = settings.take();
+  if (opts.timeoutSeconds) settings_.timeoutSeconds = *opts.timeoutSeconds;
   STRATA_RETURN_IF_ERROR(checkAgreedSettings(*boot_, settings_));
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;

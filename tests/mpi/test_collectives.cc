@@ -25,6 +25,7 @@
 // exits with 77, which ctest reports as skipped (SKIP_RETURN_CODE).
 //
 //   mpiexec -n 8 strata_mpi_collectives [--quick] [--max-count N] [--timeout S] [--two-comms]
+//                                       [--uid]
 //                                       [--device [--legacy-stream]]
 
 #include <mpi.h>
@@ -61,6 +62,7 @@ struct Options {
   size_t maxCount = std::numeric_limits<size_t>::max();
   double timeout = 300;
   bool twoComms = false;
+  bool uid = false;
   bool device = false;
   bool legacyStream = false;
   bool verbose = false;
@@ -302,7 +304,20 @@ bool makeComm(Runner& runner, MPI_Comm mpi, const std::string& name, Comm* out) 
   cm.name = name;
   MPI_Comm_rank(mpi, &cm.rank);
   MPI_Comm_size(mpi, &cm.size);
-  const strataResult_t rc = strataCommInitMPI(&cm.comm, mpi);
+  strataResult_t rc = strataSuccess;
+  if (runner.options().uid) {
+    // NCCL's way in: rank 0 makes an id and MPI_Bcast carries it; the communicator itself uses
+    // no MPI (TCP control plane, unique-id fabrics).
+    strataUniqueId id;
+    std::memset(&id, 0, sizeof id);
+    int made = cm.rank == 0 ? strataGetUniqueId(&id) : strataSuccess;
+    MPI_Bcast(&made, 1, MPI_INT, 0, mpi);
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi);
+    rc = made != strataSuccess ? static_cast<strataResult_t>(made)
+                               : strataCommInitRank(&cm.comm, cm.size, id, cm.rank);
+  } else {
+    rc = strataCommInitMPI(&cm.comm, mpi);
+  }
   int count = -1, rank = -1;
   const bool ok = rc == strataSuccess && strataCommCount(cm.comm, &count) == strataSuccess &&
                   strataCommUserRank(cm.comm, &rank) == strataSuccess && count == cm.size &&
@@ -401,6 +416,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-count", opt.maxCount, "skip cases with a larger count");
   app.add_option("--timeout", opt.timeout, "seconds before the watchdog fails a hung run")
       ->capture_default_str();
+  app.add_flag("--uid", opt.uid,
+               "make every communicator with strataGetUniqueId + MPI_Bcast + strataCommInitRank "
+               "instead of strataCommInitMPI");
   app.add_flag("--two-comms", opt.twoComms,
                "also run collectives on several live communicators (split MPI_COMM_WORLD); not "
                "with a STRATA_TOPO_FILE, which fits one communicator size");

@@ -1,22 +1,36 @@
-// A program written against NCCL's own header and library, as nccl-tests is: MPI hands the
-// unique id around, then every collective, a group of sends and receives and a split, on host
-// buffers (which strata's drop-in accepts and NCCL refuses). It knows nothing of strata: run
-// under LD_PRELOAD=libstrata_nccl.so it must pass; run without it, NCCL must refuse it.
+// A program written against NCCL's own header and library, as nccl-tests is: the unique id
+// travels by MPI_Bcast (default) or through a file (--id-file, as a launcher-free job would
+// pass it: no MPI call at all then, ranks from RANK/WORLD_SIZE or mpirun's environment), then
+// every collective, a group of sends and receives and a split, on host buffers (which strata's
+// drop-in accepts and NCCL refuses). It knows nothing of strata: run under
+// LD_PRELOAD=libstrata_nccl.so it must pass; run without it, NCCL must refuse it.
 //
 //   mpiexec -n 4 env LD_PRELOAD=build/nccl_dropin/libstrata_nccl.so build/tests/nccl_dropin/nccl_program
+//   tools/strata-run -n 4 -- env LD_PRELOAD=... nccl_program --id-file /tmp/id
 #include <mpi.h>
 #include <nccl.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
 
 int gRank = 0, gSize = 1, gChecks = 0, gFailures = 0;
+bool gMpi = true;  // MPI was initialised (the id travels by MPI_Bcast)
+
+[[noreturn]] void die() {
+  if (gMpi) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
 
 void check(bool ok, const std::string& what) {
   ++gChecks;
@@ -29,7 +43,7 @@ void check(bool ok, const std::string& what) {
     if (rc_ != ncclSuccess) {                                                              \
       std::printf("rank %d: %s failed: %s (%s)\n", gRank, #call, ncclGetErrorString(rc_),  \
                   ncclGetLastError(nullptr));                                              \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
+      die();                                                                               \
     }                                                                                      \
   } while (0)
 
@@ -172,16 +186,66 @@ void collectives(ncclComm_t comm, int rank, int size) {
 
 }  // namespace
 
+int envInt(const char* name, const char* alt) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) v = std::getenv(alt);
+  if (v == nullptr) {
+    std::printf("nccl_program --id-file: neither %s nor %s is set\n", name, alt);
+    std::exit(2);
+  }
+  return std::atoi(v);
+}
+
+// Rank 0 writes the id (atomically: a temporary file renamed); the others wait for it.
+void passThroughFile(const std::string& path, ncclUniqueId* id) {
+  if (gRank == 0) {
+    NCCL_OR_DIE(ncclGetUniqueId(id));
+    const std::string tmp = path + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr || std::fwrite(id, sizeof *id, 1, f) != 1 || std::fclose(f) != 0 ||
+        std::rename(tmp.c_str(), path.c_str()) != 0) {
+      std::printf("rank 0: cannot write %s\n", path.c_str());
+      die();
+    }
+    return;
+  }
+  for (int tries = 0; tries < 6000; ++tries) {
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      const size_t got = std::fread(id, sizeof *id, 1, f);
+      std::fclose(f);
+      if (got == 1) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::printf("rank %d: no id in %s after 60 s\n", gRank, path.c_str());
+  die();
+}
+
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
-  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  const std::string idFile = argc == 3 && std::string(argv[1]) == "--id-file" ? argv[2] : "";
+  if (argc != 1 && idFile.empty()) {
+    std::printf("usage: nccl_program [--id-file PATH]\n");
+    return 2;
+  }
+  ncclUniqueId id;
+  if (idFile.empty()) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+    MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  } else {
+    gMpi = false;
+    gRank = envInt("RANK", "OMPI_COMM_WORLD_RANK");
+    gSize = envInt("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE");
+  }
   int version = 0;
   NCCL_OR_DIE(ncclGetVersion(&version));
   check(version >= 22800, "ncclGetVersion " + std::to_string(version) + " below 2.28");
-  ncclUniqueId id;
-  if (gRank == 0) NCCL_OR_DIE(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (gMpi) {
+    if (gRank == 0) NCCL_OR_DIE(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  } else {
+    passThroughFile(idFile, &id);
+  }
   ncclComm_t comm = nullptr;
   NCCL_OR_DIE(ncclCommInitRank(&comm, gSize, id, gRank));
   int count = -1, rank = -1;
@@ -208,6 +272,12 @@ int main(int argc, char** argv) {
   NCCL_OR_DIE(ncclCommDestroy(comm));
 
   int failures = gFailures, checks = gChecks;
+  if (!gMpi) {  // each rank's own verdict: the launcher fails the job when one rank fails
+    std::printf("nccl_program rank %d: %d passed, %d failed\n", gRank, checks - failures,
+                failures);
+    if (gRank == 0) unlink(idFile.c_str());
+    return failures == 0 && checks > 0 ? 0 : 1;
+  }
   MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (gRank == 0) std::printf("nccl_program: %d passed, %d failed\n", checks - failures, failures);

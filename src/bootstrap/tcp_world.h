@@ -1,0 +1,100 @@
+// The members' side of the TCP control plane: one per communicator made from a unique id,
+// shared by the bootstraps split from it (tcp_bootstrap.h).
+//
+// join() registers with the id's rendezvous root (tcp_root.h) and receives every rank's
+// listening address. From then on members talk directly: a member sends to a peer over the
+// one connection it opened to that peer (lazily, at the first send) and receives over the
+// connections its peers opened to it, so each direction of a pair has its own socket and two
+// members never race to set up the same one.
+//
+// Messages are frames (group, tag, bytes) delivered into a mailbox keyed by (group, sender,
+// tag); frames with the same key are kept in arrival order. Whoever waits drives the sockets:
+// there is no thread of its own. Invariants:
+//   - a connection is admitted only after a Hello of kind Peer with the id's secret and a rank
+//     in range; strangers are dropped and logged and never reach the mailbox;
+//   - a send has left this process (is in the kernel) when exchange() returns, so a member may
+//     close its sockets as soon as its last exchange returned;
+//   - a peer whose connection to us closed is gone: a receive from it that the mailbox cannot
+//     satisfy fails at once, naming the peer, instead of waiting for the deadline.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bootstrap/sockets.h"
+#include "bootstrap/tcp_wire.h"
+#include "bootstrap/unique_id.h"
+#include "common/status.h"
+
+namespace strata::boot {
+
+class TcpWorld {
+ public:
+  // Registers as `rank` of `nranks` with the root that `id` names; waits (STRATA_TIMEOUT) for
+  // the table of addresses. For an id formed from STRATA_COMM_ID, rank 0 starts the root.
+  static StatusOr<std::shared_ptr<TcpWorld>> join(const UniqueId& id, int rank, int nranks);
+  ~TcpWorld() = default;
+  TcpWorld(const TcpWorld&) = delete;
+  TcpWorld& operator=(const TcpWorld&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Where this member accepts its peers' connections.
+  const net::SockAddr& listenAddress() const { return listenAddr_; }
+
+  struct Send {
+    int to;
+    uint64_t group, tag;
+    const void* data;
+    size_t bytes;
+  };
+  struct Recv {
+    int from;
+    uint64_t group, tag;
+    std::vector<char>* out;  // receives the frame's bytes
+  };
+  // Queues every send, then moves bytes until every receive is in and every send has left.
+  // Bounded by the thread's deadline (STRATA_TIMEOUT outside a call); `what` names the
+  // operation in errors. Thread-safe: several bootstraps of one world may wait at once.
+  Status exchange(const std::vector<Send>& sends, const std::vector<Recv>& recvs,
+                  const std::string& what);
+
+ private:
+  struct Conn {
+    net::Fd fd;
+    std::vector<char> in;   // received bytes not yet framed (incoming connections)
+    std::vector<char> out;  // bytes not yet written (outgoing connections)
+    size_t outOff = 0;
+  };
+  using Key = std::tuple<uint64_t, int, uint64_t>;  // (group, sender, tag)
+
+  TcpWorld(int rank, int size, const Secret& secret) : rank_(rank), size_(size), secret_(secret) {}
+  Status registerWithRoot(const UniqueId& id);
+  Status openTo(int peer);
+  // One round: waits up to `ms` for any socket, accepts, reads, writes. Called locked.
+  Status pollOnce(int ms);
+  void acceptAll();
+  void readPending(size_t k);
+  void readFrom(int peer);
+  void lose(int peer, const std::string& why);
+  bool flushed(const std::vector<Send>& sends) const;
+
+  const int rank_, size_;
+  const Secret secret_;
+  std::mutex mu_;  // everything below
+  net::Fd listener_;
+  net::SockAddr listenAddr_;
+  std::vector<net::SockAddr> addrs_;  // every rank's listening address
+  std::vector<Conn> to_, from_;       // [peer]: the connection this member opened / accepted
+  std::vector<std::string> gone_;     // [peer]: why its connection to us ended ("" if open)
+  std::vector<wire::Pending> pending_;
+  std::map<Key, std::deque<std::vector<char>>> mailbox_;
+};
+
+}  // namespace strata::boot
