@@ -7,13 +7,16 @@
 #   lifecycle  up twice (same lab), reconfigure rate and host count, status, bad arguments,
 #              down twice (safe when nothing exists)
 #   shaping    a TCP stream between two hosts passes through both ends' shapers
+#   uid_hosts  unique-id communicators over 2 and 3 hosts (UCX between them): launcher-free with
+#              the id in a file and with STRATA_COMM_ID, the conformance program under mpirun
+#              with --uid, the NCCL program under the drop-in (CUDA builds)
 #
 # Each case makes a lab named nlt<pid>, so it never touches a user's lab, and removes it on
 # exit, pass or fail. Where network namespaces cannot be made (not root, no CAP_NET_ADMIN) the
 # case exits 77, which ctest reports as skipped (SKIP_RETURN_CODE).
 # Environment: STRATA_SOURCE_DIR (the tree), STRATA_DEMO (strata-allreduce-demo), PYTHON.
 set -euo pipefail
-case_name=${1:?usage: test_netlab.sh two_hosts|lifecycle|shaping}
+case_name=${1:?usage: test_netlab.sh two_hosts|lifecycle|shaping|uid_hosts}
 netlab="${STRATA_SOURCE_DIR:?}/tools/netlab"
 lab="nlt$$"
 
@@ -90,6 +93,37 @@ case_two_hosts() {
   # The demo's network level crossed host 1's shaped upload (at least 100 KB of 400 KB data).
   after=$(sent_bytes "$lab-h1" eth0)
   (( after - before > 100000 )) || fail "host 1's link sent only $((after - before)) bytes during the demo"
+}
+
+# Unique-id communicators across emulated hosts (no MPI in the communicator): the control plane
+# over TCP between namespaces, the data over UCX. Launcher-free (tools/strata-run --netlab) with
+# the id in a file and with STRATA_COMM_ID, the conformance program under mpirun with --uid, and
+# the NCCL program under the drop-in where the build has it.
+case_uid_hosts() {
+  local run=("${PYTHON:-python3}" "$STRATA_SOURCE_DIR/tools/strata-run" --netlab "$lab" --timeout 150)
+  "$netlab" up --name "$lab" --hosts 3 --rate 1gbit >"$out" 2>&1 || fail "netlab up failed"
+  local before after
+  before=$(sent_bytes "$lab-h1" eth0)
+  "${run[@]}" --hosts h1:2,h2:2 -- "${STRATA_UID_DEMO:?}" "$work/id" 1000003 >"$out" 2>&1 ||
+    fail "strata-uid-demo over 2 hosts failed"
+  [ "$(grep -c ": PASSED" "$out")" = 4 ] || fail "expected 4 ranks to pass"
+  has "ucx"  # strataCommDescribe names the inter-host level's fabric
+  after=$(sent_bytes "$lab-h1" eth0)
+  (( after - before > 1000000 )) || fail "host 1's link sent only $((after - before)) bytes"
+
+  "${run[@]}" --hosts h1:2,h2:1,h3:2 --comm-id -- "$STRATA_UID_DEMO" - 65537 >"$out" 2>&1 ||
+    fail "strata-uid-demo over 3 hosts with STRATA_COMM_ID failed"
+  [ "$(grep -c ": PASSED" "$out")" = 5 ] || fail "expected 5 ranks to pass"
+
+  "$netlab" run --name "$lab" --hosts 3 --ranks-per-host 1 -- "${STRATA_COLLECTIVES:?}" --uid \
+    --quick --timeout 150 >"$out" 2>&1 || fail "the conformance program with --uid failed over 3 hosts"
+  has "0 failed"
+
+  if [ -n "${STRATA_NCCL_PROGRAM:-}" ]; then
+    "${run[@]}" --hosts h1:1,h2:2 -- env LD_PRELOAD="$STRATA_NCCL_DROPIN" "$STRATA_NCCL_PROGRAM" \
+      --id-file "$work/nccl.id" >"$out" 2>&1 || fail "the NCCL program under the drop-in failed"
+    [ "$(grep -c " 0 failed" "$out")" = 3 ] || fail "expected 3 ranks to pass"
+  fi
 }
 
 case_lifecycle() {
@@ -185,6 +219,7 @@ case "$case_name" in
   two_hosts) case_two_hosts ;;
   lifecycle) case_lifecycle ;;
   shaping) case_shaping ;;
+  uid_hosts) case_uid_hosts ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS ($case_name)"
