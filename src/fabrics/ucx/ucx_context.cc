@@ -25,8 +25,7 @@ Status initContext(ucp_context_h* out) {
   params.mt_workers_shared = 1;
   const ucs_status_t st = ucp_init(&params, config, out);
   ucp_config_release(config);
-  STRATA_UCS_CHECK(st);
-  return Status::ok();
+  return st == UCS_OK ? Status::ok() : ucxError("ucp_init", st, __FILE__, __LINE__);
 }
 
 }  // namespace
