@@ -113,7 +113,11 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   STRATA_RETURN_IF_ERROR(checkAgreedSettings(*boot_, settings_));
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;
+  // STRATA_NET (ucx whatever it says on a control plane that is not MPI) also carries the flat
+  // group: it spans hosts like the inter-host levels.
+  fabricOptions_.net = fabric::netFabric(*boot_, settings_.net);
   costParams_.fabrics = fabric::allTraits();
+  costParams_.flatFabric = fabricOptions_.net;
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(buildLevels());
@@ -237,7 +241,8 @@ Status Comm::buildHierarchy() {
     hierarchySource_ = "topology file " + file;
     return Status::ok();
   }
-  STRATA_ASSIGN_OR_RETURN(DetectedHierarchy d, detectHierarchy(*boot_, settings_.hostName));
+  STRATA_ASSIGN_OR_RETURN(DetectedHierarchy d,
+                          detectHierarchy(*boot_, settings_.hostName, fabricOptions_.net));
   hierarchy_ = std::move(d.hierarchy);
   hierarchySource_ = std::move(d.source);
   return Status::ok();

@@ -50,6 +50,10 @@ StatusOr<Settings> Settings::fromEnv() {
   if (!compress.empty() && !parseWireType(compress, &s.compress)) {
     return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
   }
+  s.net = env::getString("STRATA_NET");
+  if (s.net != "mpi" && s.net != "ucx") {
+    return invalidArgument("STRATA_NET=" + s.net + ": expected mpi or ucx");
+  }
   return s;
 }
 
@@ -75,7 +79,9 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 //                             (core/fusion_queue.h): on (> 0) or off on every rank. Only on or
 //                             off is agreed; how long each rank waits is its own affair;
 //   STRATA_COMPRESS           decides the type inter-host stages exchange, and adds a scale
-//                             agreement collective before each fp16 step.
+//                             agreement collective before each fp16 step;
+//   STRATA_NET                decides the fabric of the inter-host levels and the shm fabric's
+//                             partner: members of one group on different engines never meet.
 // Not agreed: STRATA_PROGRESS only decides which thread of a rank runs its queued calls (they
 // run in the same order either way); STRATA_MPI_CUDA_AWARE feeds the device-fabric choice
 // through each member's reported identity, which fabrics/device_choice.h already combines
@@ -94,6 +100,7 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_FUSION_WAIT_US",
        [](const Settings& s) { return std::string(s.fusionWaitUs > 0 ? "on" : "off"); }},
       {"STRATA_COMPRESS", [](const Settings& s) { return std::string(wireTypeName(s.compress)); }},
+      {"STRATA_NET", [](const Settings& s) { return s.net; }},
   };
   return table;
 }

@@ -39,7 +39,8 @@ topo::NodeTopology describeNode(const std::string& host, int* boundPackage) {
 
 }  // namespace
 
-StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::string& host) {
+StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::string& host,
+                                            const std::string& net) {
   const int size = boot.size(), rank = boot.rank();
   topo::LocalInfo local;
   local.host = host;
@@ -81,7 +82,7 @@ StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::st
   STRATA_RETURN_IF_ERROR(parsed);  // every rank parsed the same strings
 
   STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch,
-                          topo::buildClusterHierarchy(cluster, "shm", "mpi"));
+                          topo::buildClusterHierarchy(cluster, "shm", net));
   if (rank == 0) {
     for (const std::string& d : ch.differences) {
       STRATA_WARN(kSubsysTopo,

@@ -15,7 +15,9 @@ struct DetectedHierarchy {
   std::string source;  // "detected: host names, hwloc, sysfs, CUDA"
 };
 
-// Collective over `boot`. `host` is the name this rank groups by (STRATA_HOSTNAME or its own).
-StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::string& host);
+// Collective over `boot`. `host` is the name this rank groups by (STRATA_HOSTNAME or its own);
+// `net` the fabric of the levels that span hosts (fabrics/registry.h: netFabric).
+StatusOr<DetectedHierarchy> detectHierarchy(boot::Bootstrap& boot, const std::string& host,
+                                            const std::string& net);
 
 }  // namespace strata::core

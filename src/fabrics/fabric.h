@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "common/status.h"
 #include "strata/strata.h"
@@ -114,6 +115,9 @@ class IdleHook {
 // Settings a fabric takes from the communicator (which reads them once from the environment).
 struct FabricOptions {
   size_t shmSlotBytes = 4 << 20;  // shm: bytes of each of a member's two shared slots
+  // STRATA_NET: the engine of point-to-point messages between hosts, "mpi" or "ucx" (the
+  // shm fabric's rooted operations and exchanges run on it; fabrics/registry.h: netFabric).
+  std::string net = "mpi";
   // Device fabrics (CUDA builds): the communicator's stream (a cudaStream_t) and the bytes of
   // each pinned slot of the staged fabric.
   void* stream = nullptr;

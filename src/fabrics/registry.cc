@@ -1,7 +1,10 @@
 #include "fabrics/registry.h"
 
+#include "bootstrap/mpi_bootstrap.h"
+
 #include "fabrics/mpi/mpi_fabric.h"
 #include "fabrics/shm/shm_fabric.h"
+#include "fabrics/ucx/ucx_fabric.h"
 #ifdef STRATA_HAVE_CUDA
 #include "fabrics/local/local_fabric.h"
 #include "fabrics/mpi_cuda/mpi_cuda_fabric.h"
@@ -16,6 +19,7 @@ thread_local Fabric* IdleHook::current_ = nullptr;
 const std::vector<FabricEntry>& fabricTable() {
   static const std::vector<FabricEntry> table = {
       {mpiTraits(), createMpiFabric},       {shmTraits(), createShmFabric},
+      {ucxTraits(), createUcxFabric},
 #ifdef STRATA_HAVE_CUDA
       {ncclTraits(), createNcclFabric},     {mpiCudaTraits(), createMpiCudaFabric},
       {stagedTraits(), createStagedFabric}, {localTraits(), createLocalFabric},
@@ -36,6 +40,10 @@ std::vector<std::string> fabricNames() {
     if (e.traits.memory == MemoryKind::kHost) out.push_back(e.traits.name);
   }
   return out;
+}
+
+std::string netFabric(boot::Bootstrap& control, const std::string& net) {
+  return boot::mpiCommOf(control) == MPI_COMM_NULL ? "ucx" : net;
 }
 
 StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, boot::Bootstrap& group,

@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/mpi_bootstrap.h"
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
 #include "common/reduce.h"
-#include "fabrics/mpi/mpi_fabric.h"
+#include "fabrics/registry.h"
 #include "fabrics/shm/shm_barrier.h"
 #include "fabrics/shm/shm_segment.h"
 
@@ -90,8 +89,8 @@ uint64_t hashCounts(const size_t* counts, int n) {
 
 class ShmFabric final : public Fabric {
  public:
-  ShmFabric(int rank, int size, size_t slotBytes, std::unique_ptr<Fabric> mpi)
-      : mpi_(std::move(mpi)),
+  ShmFabric(int rank, int size, size_t slotBytes, std::unique_ptr<Fabric> p2p)
+      : p2p_(std::move(p2p)),
         rank_(rank),
         size_(size),
         slotBytes_(slotBytes),
@@ -102,7 +101,7 @@ class ShmFabric final : public Fabric {
 
   // Unmapping is local: nothing here waits on a peer, abandoned or not.
   ~ShmFabric() override = default;
-  void abandon() override { mpi_->abandon(); }
+  void abandon() override { p2p_->abandon(); }
 
   // Collective over `b`: maps the group's segment.
   Status init(boot::Bootstrap& b) {
@@ -164,35 +163,36 @@ class ShmFabric final : public Fabric {
     return Status::ok();
   }
 
-  // The rooted operations and point-to-point go through MPI on the group's communicator (its
-  // shared-memory transport): a broadcast of weights or a reduce to one rank is rare next to
-  // the allreduces, reduce-scatters and all-gathers the slots serve.
-  // Each first passes one shm barrier that publishes the call: MPI cannot tell members that
-  // disagree on the root (each would move data from its own idea of it, and succeed), the
-  // barrier can. One barrier is ~1 us next to the MPI call.
+  // The rooted operations and point-to-point go through the partner fabric (mpi on the group's
+  // communicator, or ucx: STRATA_NET, registry.h's netFabric), over its shared-memory
+  // transport: a broadcast of weights or a reduce to one rank is rare next to the allreduces,
+  // reduce-scatters and all-gathers the slots serve.
+  // Each first passes one shm barrier that publishes the call: the partner cannot tell members
+  // that disagree on the root (each would move data from its own idea of it, and succeed), the
+  // barrier can. One barrier is ~1 us next to the partner's call.
   Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
                    int root) override {
     STRATA_RETURN_IF_ERROR(agreeRooted(kOpBroadcast, type, 0, root, count, 0));
-    return mpi_->broadcast(in, out, count, type, root);
+    return p2p_->broadcast(in, out, count, type, root);
   }
   Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
                 int root) override {
     STRATA_RETURN_IF_ERROR(agreeRooted(kOpReduce, type, op, root, count, 0));
-    return mpi_->reduce(in, out, count, type, op, root);
+    return p2p_->reduce(in, out, count, type, op, root);
   }
   Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                  strataDataType_t type, int root) override {
     STRATA_RETURN_IF_ERROR(
         agreeRooted(kOpScatter, type, 0, root, total(counts), hashCounts(counts, size_)));
-    return mpi_->scatter(in, out, counts, displs, type, root);
+    return p2p_->scatter(in, out, counts, displs, type, root);
   }
   Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
                 strataDataType_t type, int root) override {
     STRATA_RETURN_IF_ERROR(
         agreeRooted(kOpGather, type, 0, root, total(counts), hashCounts(counts, size_)));
-    return mpi_->gather(in, out, counts, displs, type, root);
+    return p2p_->gather(in, out, counts, displs, type, root);
   }
-  Status exchange(const PeerOp* ops, size_t n) override { return mpi_->exchange(ops, n); }
+  Status exchange(const PeerOp* ops, size_t n) override { return p2p_->exchange(ops, n); }
 
   // Pieces take the same fraction of every block: round c of K holds elements
   // [counts[j]*c/K, counts[j]*(c+1)/K) of block j, packed in member order.
@@ -307,7 +307,7 @@ class ShmFabric final : public Fabric {
     }
   }
 
-  std::unique_ptr<Fabric> mpi_;  // the rooted operations and point-to-point
+  std::unique_ptr<Fabric> p2p_;  // the rooted operations and point-to-point (mpi or ucx)
   int rank_, size_;
   size_t slotBytes_;
   ShmSegment segment_;              // the mapping; unmapped (locally) with the fabric
@@ -333,13 +333,14 @@ FabricTraits shmTraits() {
 
 StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& b, Fabric*,
                                                   const FabricOptions& options) {
-  if (boot::mpiCommOf(b) == MPI_COMM_NULL) {
-    return invalidArgument("fabric shm needs an MPI control plane");
-  }
   const int rank = b.rank(), size = b.size();
   const size_t slotBytes = std::max<size_t>(options.shmSlotBytes, 64 * 1024) / kAlign * kAlign;
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Fabric> mpi, createMpiFabric(b, nullptr, options));
-  auto f = std::make_unique<ShmFabric>(rank, size, slotBytes, std::move(mpi));
+  // The partner follows STRATA_NET (and is ucx on a control plane that is not MPI): with
+  // STRATA_NET=ucx no strata data goes through MPI, and the shm+ucx pairing that non-MPI
+  // communicators need is what mpirun tests exercise too.
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Fabric> p2p,
+                          createFabric(netFabric(b, options.net), b, options));
+  auto f = std::make_unique<ShmFabric>(rank, size, slotBytes, std::move(p2p));
   STRATA_RETURN_IF_ERROR(f->init(b));
   STRATA_TRACE(kSubsysFabric, "shm fabric: %d members, 2 slots of %zu bytes each", size, slotBytes);
   return std::unique_ptr<Fabric>(std::move(f));

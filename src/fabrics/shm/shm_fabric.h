@@ -18,8 +18,9 @@ namespace strata::fabric {
 // Host memory, one host, synchronous; costed as copies through shared slots.
 FabricTraits shmTraits();
 
-// Collective over `group` (an MPI bootstrap: the rooted operations and point-to-point run on
-// its communicator). Fails (on every member) when the group's ranks do not all share memory,
+// Collective over `group` (any bootstrap). The rooted operations and point-to-point run on a
+// partner fabric over the same group: netFabric(group, options.net), i.e. mpi on the group's
+// communicator, or ucx under STRATA_NET=ucx or a control plane that is not MPI. Fails (on every member) when the group's ranks do not all share memory,
 // i.e. span hosts (a member cannot open the segment). Slots of options.shmSlotBytes.
 StatusOr<std::unique_ptr<Fabric>> createShmFabric(boot::Bootstrap& group, Fabric* host,
                                                   const FabricOptions& options);

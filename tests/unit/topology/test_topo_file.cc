@@ -454,7 +454,8 @@ TEST_CASE("topo file: every example config parses and fits its rank count", "[to
   // The rank count each example is written for (see its header comment).
   const std::map<std::string, int> expected = {{"flat4.yaml", 4}, {"2x2.yaml", 4},
                                                {"2x2x2.yaml", 8}, {"2x3.yaml", 6},
-                                               {"4x2.yaml", 8},   {"2x2x2-shm.yaml", 8}};
+                                               {"4x2.yaml", 8},   {"2x2x2-shm.yaml", 8},
+                                               {"2x2-ucx.yaml", 4}};
   std::filesystem::path dir = std::filesystem::path(STRATA_SOURCE_DIR) / "configs" / "topologies";
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -462,7 +463,7 @@ TEST_CASE("topo file: every example config parses and fits its rank count", "[to
     ++seen;
     std::string name = entry.path().filename().string();
     INFO(name);
-    StatusOr<TopoFile> file = loadTopoFile(entry.path().string(), {"mpi", "shm"});
+    StatusOr<TopoFile> file = loadTopoFile(entry.path().string(), {"mpi", "shm", "ucx"});
     INFO(file.status().message());
     REQUIRE(file.isOk());
     auto it = expected.find(name);
