@@ -67,6 +67,7 @@ struct PerfOptions {
   std::string json, csv, png, title;
   bool pngLogBusbw = false;  // --png-log-busbw: a log-scale busbw axis
   bool device = false;       // --device (CUDA builds): strata on device buffers (perf_device.h)
+  bool uid = false;          // --uid: the communicator from a unique id (TCP control plane, ucx)
   bool nonblocking = false;  // --nonblocking: strata's I-calls next to its blocking calls
   int inflight = 1;          // --inflight: nonblocking calls issued before waiting
   bool inflightGiven = false;

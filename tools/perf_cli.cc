@@ -112,6 +112,10 @@ void addPerfOptions(CLI::App& app, PerfOptions* o) {
       ->type_name("N")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  app.add_flag("--uid", o->uid,
+               "make strata's communicator from a unique id (strataGetUniqueId, MPI_Bcast, "
+               "strataCommInitRank: TCP control plane, ucx between hosts) instead of "
+               "strataCommInitMPI");
   app.add_option("--vs", o->vs, "also time MPI's collective in the same run: mpi")
       ->type_name("mpi");
   app.add_option("--vs-label", o->vsLabel,

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -234,6 +235,19 @@ strataResult_t applyTimeout(strataComm_t* comm, int seconds, int rank) {
   return strataSuccess;
 }
 
+// The sweep's communicator over `mpi`'s ranks: strataCommInitMPI, or with --uid a unique-id
+// communicator (rank 0's id carried by MPI_Bcast), as a launcher-free job makes it.
+strataResult_t makeComm(MPI_Comm mpi, int rank, int nranks, bool uid, strataComm_t* comm) {
+  if (!uid) return strataCommInitMPI(comm, mpi);
+  strataUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  int made = rank == 0 ? strataGetUniqueId(&id) : strataSuccess;
+  MPI_Bcast(&made, 1, MPI_INT, 0, mpi);
+  if (made != strataSuccess) return static_cast<strataResult_t>(made);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi);
+  return strataCommInitRank(comm, nranks, id, rank);
+}
+
 int run(const PerfOptions& o, int* argc, char*** argv) {
   // Device calls and nonblocking host calls run on strata's progress thread only under
   // MPI_THREAD_MULTIPLE (device calls then return once enqueued, as NCCL's do). The plain
@@ -277,7 +291,7 @@ int run(const PerfOptions& o, int* argc, char*** argv) {
   strataComm_t comm = nullptr;
   if (!ready.isOk()) {
     if (rank == 0) fail(ready.message());
-  } else if (strataCommInitMPI(&comm, mpi) != strataSuccess) {
+  } else if (makeComm(mpi, rank, nranks, o.uid, &comm) != strataSuccess) {
     if (rank == 0)
       fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
   } else if (o.nccl.timeoutS > 0 && applyTimeout(&comm, o.nccl.timeoutS, rank) != strataSuccess) {
