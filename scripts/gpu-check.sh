@@ -17,8 +17,8 @@
 #   mpi        mpi.device.* and strata-perf --device: ranks sharing the one GPU (slow: without
 #              MPS the processes take turns on it)
 #   bench      bench/gpu: kernels against a device copy, staged device allreduce against host
-#   ptnccl     PyTorch's ProcessGroupNCCL under the drop-in: needs a store-safe drop-in (the
-#              launch work); until then it reports itself skipped, never passed
+#   ptnccl     PyTorch's ProcessGroupNCCL under the drop-in (the id through its TCPStore), two
+#              ranks on the GPU started by tools/strata-run: collectives and a DDP step
 # Output ($OUT, default gpu-check-out/; at most 8 files so the device tool brings all back):
 #   summary.txt env.txt build.log unit.log nccltests.log torch.log mpi.log bench.tgz
 #
@@ -332,8 +332,23 @@ if ((built)); then
 fi
 
 # ---- PyTorch's ProcessGroupNCCL under the drop-in ------------------------------------------
-if want ptnccl; then
-  note "ptnccl: SKIPPED, not passed: the drop-in is not store-safe yet (ncclGetUniqueId's id through torch's store), so ProcessGroupNCCL cannot run on it"
+# Two ranks on the one GPU, started by tools/strata-run (no MPI): ProcessGroupNCCL passes the id
+# through its TCPStore; NCCL_DEBUG=INFO must show strata serving the calls.
+pt_nccl() {
+  local dropin="$build/nccl_dropin/libstrata_nccl.so" text rc
+  [ -f "$dropin" ] || { echo "no $dropin"; return 1; }
+  ((gpu)) || { echo "no GPU: ProcessGroupNCCL not run"; return 0; }
+  text=$("$PY" "$root/tools/strata-run" -n 2 --timeout 100 -- env LD_PRELOAD="$dropin" \
+    NCCL_DEBUG=INFO STRATA_TIMEOUT=60 "$PY" "$root/tests/torch/pg_nccl_dropin.py" 2>&1)
+  rc=$?
+  echo "$text" | grep -vE 'NCCL INFO (Channel|Connected|Ring|Trees|comm 0x)' | tail -80
+  grep -q "NCCL INFO strata .* serves NCCL's API" <<<"$text" || { echo "strata did not serve"; rc=1; }
+  [ "$(grep -c 'pg_nccl_dropin rank .: PASSED' <<<"$text")" = 2 ] || rc=1
+  return $rc
+}
+export -f pt_nccl
+if want ptnccl && ((built)); then
+  phase ptnccl 110 "$out/torch.log" pt_nccl
 fi
 
 note "total $(($(date +%s) - t0)) s; $( ((overall == 0)) && echo 'every phase that ran passed' || echo 'SOME PHASES FAILED OR DID NOT RUN')"
