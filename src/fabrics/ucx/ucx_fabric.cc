@@ -1,6 +1,5 @@
 #include "fabrics/ucx/ucx_fabric.h"
 
-#include "common/datatype.h"
 #include "common/mpi_wait.h"
 #include "fabrics/p2p/p2p_collectives.h"
 #include "fabrics/p2p/p2p_ring.h"
@@ -61,14 +60,11 @@ class UcxFabric final : public Fabric {
   }
   Status exchange(const PeerOp* ops, size_t n) override { return calls_.exchange(ops, n); }
 
-  // Large calls start the ring on its own channel (its messages never meet a blocking call's)
-  // and progress() advances it; small ones run at once, as the blocking call does (one
-  // step of direct messages: nothing worth overlapping).
+  // The ring, on its own channel (its messages never meet a blocking call's), advanced by
+  // progress(). Whatever the size: the pipeline starts pieces it means to overlap, and a
+  // started call that blocked until done would overlap nothing.
   Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
                         strataRedOp_t op) override {
-    if (count * dataTypeSize(type) < p2p::Collectives::kDirectBytes) {
-      return calls_.allReduce(in, out, count, type, op);
-    }
     return ring_.start(in, out, count, type, op);
   }
 
