@@ -15,6 +15,7 @@ constexpr int kMaxMembers = 1 << 24;  // the sender's field of the tag
 // Polls before yielding the core, as common/mpi_wait.cc: spin while a message is about to
 // land, then leave the core to late peers (oversubscribed machines).
 constexpr unsigned kSpinPolls = 256;
+constexpr double kFlushSeconds = 10;  // the destructor's flush (flushAndClose)
 
 const char* channelName(p2p::Channel ch) {
   switch (ch) {
@@ -262,10 +263,11 @@ UcxLink::~UcxLink() {
 
 // Every call waited for its own messages, but a completed send may still sit in a transport's
 // buffer (tcp): the flush pushes it out before the endpoints go, so a peer still receiving
-// gets it. Bounded by STRATA_TIMEOUT; skipped after an abort (no waiting on peers). The
-// endpoints are then closed without a handshake (force): peers need nothing more from them.
+// gets it. It needs no peer's help (every message was received: each call waited for its
+// own), so a few seconds bound it, less under an earlier deadline; skipped after an abort.
+// The endpoints are then closed without a handshake (force): peers need nothing more from them.
 void UcxLink::flushAndClose() {
-  deadline::DefaultScope scope;
+  deadline::Scope scope(kFlushSeconds);
   if (!abandoned_) {
     ucp_request_param_t param{};
     void* flush = requestOf(ucp_worker_flush_nbx(worker_, &param));
