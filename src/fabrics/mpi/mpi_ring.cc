@@ -14,16 +14,11 @@ namespace strata::fabric {
 
 constexpr int kRingTag = 0x5354;  // "ST": the only point-to-point traffic on the fabric's comm
 
-size_t RingAllReduce::blockStart(int b) const {
-  const size_t p = static_cast<size_t>(size_), base = count_ / p, extra = count_ % p;
-  const size_t bb = static_cast<size_t>(b);
-  return bb * base + (bb < extra ? bb : extra);
-}
-
 Status RingAllReduce::start(const void* in, void* out, size_t count, strataDataType_t type,
                             strataRedOp_t op) {
   out_ = static_cast<char*>(out);
   count_ = count;
+  ring_.count = count;
   ts_ = dataTypeSize(type);
   type_ = type;
   op_ = op;
@@ -42,29 +37,24 @@ Status RingAllReduce::start(const void* in, void* out, size_t count, strataDataT
 }
 
 Status RingAllReduce::post() {
-  const int p = size_, r = rank_;
-  const bool rs = step_ < p - 1;
-  const int t = rs ? step_ : step_ - (p - 1);
-  const int sendBlock = rs ? mod(r - t) : mod(r + 1 - t);
-  const int recvBlock = rs ? mod(r - t - 1) : mod(r - t);
-  char* recvTo = rs ? scratch_.data() : out_ + blockStart(recvBlock) * ts_;
+  const int sendBlock = ring_.sendBlock(step_), recvBlock = ring_.recvBlock(step_);
+  char* recvTo = ring_.reducing(step_) ? scratch_.data() : out_ + blockStart(recvBlock) * ts_;
   const MPI_Datatype dt = mpiDatatype(type_);
-  STRATA_MPI_CHECK(MPI_Irecv(recvTo, static_cast<int>(blockCount(recvBlock)), dt, mod(r - 1),
+  STRATA_MPI_CHECK(MPI_Irecv(recvTo, static_cast<int>(blockCount(recvBlock)), dt, ring_.left(),
                              kRingTag, comm_, &reqs_[0]));
   STRATA_MPI_CHECK(MPI_Isend(out_ + blockStart(sendBlock) * ts_,
-                             static_cast<int>(blockCount(sendBlock)), dt, mod(r + 1), kRingTag,
-                             comm_, &reqs_[1]));
+                             static_cast<int>(blockCount(sendBlock)), dt, ring_.right(),
+                             kRingTag, comm_, &reqs_[1]));
   return Status::ok();
 }
 
 Status RingAllReduce::finish() {
-  const int p = size_;
-  if (step_ < p - 1) {
-    const int recvBlock = mod(rank_ - step_ - 1);
+  if (ring_.reducing(step_)) {
+    const int recvBlock = ring_.recvBlock(step_);
     reduceInto(out_ + blockStart(recvBlock) * ts_, scratch_.data(), blockCount(recvBlock), type_,
                op_);
   }
-  if (++step_ == 2 * (p - 1)) {
+  if (++step_ == ring_.steps()) {
     active_ = false;
     return Status::ok();
   }
@@ -74,16 +64,14 @@ Status RingAllReduce::finish() {
 }
 
 Status RingAllReduce::checkReceived(const MPI_Status& st) {
-  const bool rs = step_ < size_ - 1;
-  const int t = rs ? step_ : step_ - (size_ - 1);
-  const int recvBlock = rs ? mod(rank_ - t - 1) : mod(rank_ - t);
+  const int recvBlock = ring_.recvBlock(step_);
   int got = 0;
   MPI_Get_count(&st, mpiDatatype(type_), &got);
   if (static_cast<size_t>(got) == blockCount(recvBlock)) return Status::ok();
   // A shorter message than the block: the peer's allreduce has another count.
   active_ = false;
   return invalidUsage("mpi ring allreduce (step " + std::to_string(step_) + "): member " +
-                      std::to_string(mod(rank_ - 1)) + " sent " + std::to_string(got) +
+                      std::to_string(ring_.left()) + " sent " + std::to_string(got) +
                       " elements where this member expects " +
                       std::to_string(blockCount(recvBlock)) + " of its " + std::to_string(count_) +
                       "; the ranks disagree on the allreduce's count or type");
@@ -115,7 +103,7 @@ Status RingAllReduce::wait(void (*idle)()) {
     what.owner = step_ < size_ - 1 ? "mpi ring, reduce-scatter" : "mpi ring, all-gather";
     what.rank = rank_;
     what.size = size_;
-    what.peer = mod(rank_ - 1);  // the one this member waits to hear from
+    what.peer = ring_.left();  // the one this member waits to hear from
     const Status waited = mpiWaitAll(2, reqs_, st, MpiRequestKind::kPointToPoint, what, idle);
     if (!waited.isOk()) {
       active_ = false;  // abandoned (mpi_wait.h): never waited on again

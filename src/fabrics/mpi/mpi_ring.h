@@ -6,15 +6,10 @@
 // the link one way and then the other, one direction idle at a time: half the link. The ring
 // sends and receives at once in every step, using both directions of every link.
 //
-// Protocol, for p members and this member r, over the range split into p blocks (the first
-// count % p blocks one element longer):
-//   reduce-scatter step s = 0..p-2: send block (r - s) mod p to r+1, receive block
-//     (r - s - 1) mod p from r-1 into scratch, then reduce it into that block;
-//   all-gather step t = 0..p-2: send block (r + 1 - t) mod p, receive block (r - t) mod p
-//     straight into place.
-// After the reduce-scatter, member r holds the whole reduction of block (r + 1) mod p. One
-// step's two messages complete before the next step is posted; messages between two members
-// are matched in order (MPI's non-overtaking rule), so one tag serves every step.
+// The schedule (which block each step sends and receives) is fabrics/p2p/ring_schedule.h's,
+// which the ucx fabric's ring runs too. One step's two messages complete before the next step
+// is posted; messages between two members are matched in order (MPI's non-overtaking rule),
+// so one tag serves every step.
 #pragma once
 
 #include <mpi.h>
@@ -23,13 +18,17 @@
 #include <vector>
 
 #include "common/status.h"
+#include "fabrics/p2p/ring_schedule.h"
 #include "strata/strata.h"
 
 namespace strata::fabric {
 
 class RingAllReduce {
  public:
-  RingAllReduce(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  RingAllReduce(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {
+    ring_.rank = rank;
+    ring_.size = size;
+  }
 
   // Starts the allreduce of `in` into `out` (in == out: in place). Both stay in use until
   // done() turns true or wait() returns.
@@ -51,12 +50,12 @@ class RingAllReduce {
   Status post();    // posts the current step's send and receive
   Status finish();  // after both completed: reduces (reduce-scatter) and moves on
   Status checkReceived(const MPI_Status& st);  // the receive of the current step
-  size_t blockStart(int b) const;
-  size_t blockCount(int b) const { return blockStart(b + 1) - blockStart(b); }
-  int mod(int x) const { return ((x % size_) + size_) % size_; }
+  size_t blockStart(int b) const { return ring_.blockStart(b); }
+  size_t blockCount(int b) const { return ring_.blockCount(b); }
 
   MPI_Comm comm_;
   int rank_, size_;
+  RingSchedule ring_;  // this member's place and the current count
   bool active_ = false;
   char* out_ = nullptr;
   size_t count_ = 0, ts_ = 0;

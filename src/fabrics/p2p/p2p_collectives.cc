@@ -84,17 +84,23 @@ Status Collectives::allReduce(const void* in, void* out, size_t count, strataDat
     STRATA_RETURN_IF_ERROR(ring_.start(in, out, count, type, op));
     return ring_.wait();
   }
-  // Every vector, this member's included, in gathered_ in member order: reduceMany's sources
-  // then never overlap `out`, and every member combines the same sources in the same order.
+  return reduceGathered(in, out, count, type, op, true, "allreduce (every vector to every member)");
+}
+
+// Every vector, this member's included, in gathered_ in member order: reduceMany's sources
+// then never overlap `out`, and every member combines the same sources in the same order.
+Status Collectives::reduceGathered(const void* in, void* out, size_t count, strataDataType_t type,
+                                   strataRedOp_t op, bool sendToAll, const char* what) {
+  const size_t bytes = count * dataTypeSize(type);
   char* all = grow(gathered_, bytes * p_);
   std::memcpy(all + bytes * r_, in, bytes);
   for (int j = 0; j < p_; ++j) {
     if (j != r_) STRATA_RETURN_IF_ERROR(link_.postRecv(Channel::kCall, j, all + bytes * j, bytes));
   }
-  for (int j = 0; j < p_; ++j) {
+  for (int j = 0; j < p_ && sendToAll; ++j) {
     if (j != r_) STRATA_RETURN_IF_ERROR(link_.postSend(Channel::kCall, j, all + bytes * r_, bytes));
   }
-  STRATA_RETURN_IF_ERROR(link_.wait(Channel::kCall, "allreduce (every vector to every member)"));
+  STRATA_RETURN_IF_ERROR(link_.wait(Channel::kCall, what));
   srcs_.resize(p_);
   for (int j = 0; j < p_; ++j) srcs_[j] = all + bytes * j;
   reduceMany(out, srcs_.data(), p_, count, type, op);
@@ -145,16 +151,7 @@ Status Collectives::reduce(const void* in, void* out, size_t count, strataDataTy
     STRATA_RETURN_IF_ERROR(link_.postSend(Channel::kCall, root, in, bytes));
     return link_.wait(Channel::kCall, "reduce (to the root)");
   }
-  char* all = grow(gathered_, bytes * p_);
-  std::memcpy(all + bytes * r_, in, bytes);
-  for (int j = 0; j < p_; ++j) {
-    if (j != r_) STRATA_RETURN_IF_ERROR(link_.postRecv(Channel::kCall, j, all + bytes * j, bytes));
-  }
-  STRATA_RETURN_IF_ERROR(link_.wait(Channel::kCall, "reduce (at the root)"));
-  srcs_.resize(p_);
-  for (int j = 0; j < p_; ++j) srcs_[j] = all + bytes * j;
-  reduceMany(out, srcs_.data(), p_, count, type, op);
-  return Status::ok();
+  return reduceGathered(in, out, count, type, op, false, "reduce (at the root)");
 }
 
 Status Collectives::scatter(const void* in, void* out, const size_t* counts,

@@ -65,6 +65,10 @@ class Collectives {
   // Near-equal blocks of `count` (the first count % p one element longer), in evenCounts_.
   void evenBlocks(size_t count);
   char* grow(std::vector<char>& v, size_t bytes);
+  // Receives every other member's vector (and sends this one's to each when sendToAll), then
+  // reduces all of them in member order into `out`.
+  Status reduceGathered(const void* in, void* out, size_t count, strataDataType_t type,
+                        strataRedOp_t op, bool sendToAll, const char* what);
 
   Link& link_;
   int r_, p_;

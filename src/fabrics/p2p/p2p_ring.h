@@ -1,17 +1,8 @@
 // A ring allreduce over point-to-point messages (p2p_link.h), advanced by test() calls: the
-// allReduceStart of fabrics built on p2p_collectives.h, and the large blocking allreduce on
-// its own channel. The protocol is fabrics/mpi/mpi_ring.h's, on a Link instead of MPI:
-//
-// For p members and this member r, the range is split into p blocks (the first count % p one
-// element longer):
-//   reduce-scatter step s = 0..p-2: send block (r - s) mod p to r+1, receive block
-//     (r - s - 1) mod p from r-1 into scratch, then reduce it into that block;
-//   all-gather step t = 0..p-2: send block (r + 1 - t) mod p, receive block (r - t) mod p
-//     straight into place.
-// After the reduce-scatter, member r holds the whole reduction of block (r + 1) mod p. One
-// step's two messages complete before the next step is posted, and the Link matches messages
-// of one channel between two members in order, so every step of every ring on the channel
-// pairs up with its peer's same step.
+// allReduceStart of fabrics built on p2p_collectives.h, and their large blocking allreduce on
+// a channel of its own. The schedule is ring_schedule.h's (the mpi fabric's ring runs the
+// same one over MPI); the Link's in-order matching per channel pairs every step with the
+// neighbours' same step.
 #pragma once
 
 #include <cstddef>
@@ -19,14 +10,17 @@
 
 #include "common/status.h"
 #include "fabrics/p2p/p2p_link.h"
+#include "fabrics/p2p/ring_schedule.h"
 #include "strata/strata.h"
 
 namespace strata::fabric::p2p {
 
 class RingAllReduce {
  public:
-  RingAllReduce(Link& link, Channel ch)
-      : link_(link), ch_(ch), rank_(link.rank()), size_(link.size()) {}
+  RingAllReduce(Link& link, Channel ch) : link_(link), ch_(ch) {
+    ring_.rank = link.rank();
+    ring_.size = link.size();
+  }
 
   // Starts the allreduce of `in` into `out` (in == out: in place). Both stay in use until
   // active() turns false or wait() returns.
@@ -45,19 +39,16 @@ class RingAllReduce {
   Status post();    // the current step's send and receive
   Status finish();  // after both completed: reduces (reduce-scatter) and moves on
   Status failed(const Status& st);
-  size_t blockStart(int b) const;
-  size_t blockCount(int b) const { return blockStart(b + 1) - blockStart(b); }
-  int mod(int x) const { return ((x % size_) + size_) % size_; }
 
   Link& link_;
   Channel ch_;
-  int rank_, size_;
+  RingSchedule ring_;  // this member's place and the current count
   bool active_ = false;
   char* out_ = nullptr;
-  size_t count_ = 0, ts_ = 0;
+  size_t ts_ = 0;
   strataDataType_t type_ = strataFloat32;
   strataRedOp_t op_ = strataSum;
-  int step_ = 0;               // 0..2(p-1)
+  int step_ = 0;               // 0..ring_.steps()
   std::vector<char> scratch_;  // one block; grows, never shrinks
 };
 

@@ -1,7 +1,7 @@
 #include "fabrics/ucx/ucx_fabric.h"
 
-#include "common/datatype.h"
 #include "common/mpi_wait.h"
+#include "fabrics/mpi/mpi_fabric.h"
 #include "fabrics/p2p/p2p_collectives.h"
 #include "fabrics/p2p/p2p_ring.h"
 #include "fabrics/ucx/ucx_link.h"
@@ -61,14 +61,11 @@ class UcxFabric final : public Fabric {
   }
   Status exchange(const PeerOp* ops, size_t n) override { return calls_.exchange(ops, n); }
 
-  // Large calls start the ring on its own channel (its messages never meet a blocking call's)
-  // and progress() advances it; small ones run at once, as the blocking call does (one
-  // step of direct messages: nothing worth overlapping).
+  // The ring, on its own channel (its messages never meet a blocking call's), advanced by
+  // progress(). Whatever the size: the pipeline starts pieces it means to overlap, and a
+  // started call that blocked until done would overlap nothing.
   Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
                         strataRedOp_t op) override {
-    if (count * dataTypeSize(type) < p2p::Collectives::kDirectBytes) {
-      return calls_.allReduce(in, out, count, type, op);
-    }
     return ring_.start(in, out, count, type, op);
   }
 
@@ -99,16 +96,12 @@ class UcxFabric final : public Fabric {
 
 }  // namespace
 
+// mpi's traits and cost hints under another name. Not measured yet: within a host UCX goes
+// through its shared-memory FIFOs (and cma where the kernel allows it), as MPI does, and
+// between hosts both are messages on the same link.
 FabricTraits ucxTraits() {
-  FabricTraits t;
+  FabricTraits t = mpiTraits();
   t.name = "ucx";
-  t.memory = MemoryKind::kHost;
-  t.async = true;
-  t.cost = CostStyle::kMessages;
-  // Not measured yet: within a host UCX goes through its shared-memory FIFOs (and cma where
-  // the kernel allows it), like MPI's, so it is charged as mpi is there.
-  t.sharedMemoryBandwidthDivisor = 3;
-  t.sharedMemoryLatencyFactor = 2;
   return t;
 }
 

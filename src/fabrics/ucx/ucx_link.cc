@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <mutex>
+
 #include "common/deadline.h"
 #include "common/log.h"
 #include "fabrics/fabric.h"
@@ -15,6 +17,7 @@ constexpr int kMaxMembers = 1 << 24;  // the sender's field of the tag
 // Polls before yielding the core, as common/mpi_wait.cc: spin while a message is about to
 // land, then leave the core to late peers (oversubscribed machines).
 constexpr unsigned kSpinPolls = 256;
+constexpr double kFlushSeconds = 10;  // the destructor's flush (flushAndClose)
 
 const char* channelName(p2p::Channel ch) {
   switch (ch) {
@@ -253,29 +256,40 @@ std::string UcxLink::describe(const Pending& p, p2p::Channel ch, const char* wha
          ")";
 }
 
+// After an abort the worker is kept, not destroyed: peers may still connect to it or send to
+// it (their endpoints would fail loudly on a vanished worker: UCX logs "shmat failed" for a
+// removed shared-memory FIFO), and its abandoned sends are still in flight (destroying it logs
+// them as not returned to UCX's pool). Kept reachable until the process ends, as
+// keepUntilExit keeps buffers (common/mpi_wait.h): a worker's sockets and FIFOs per abort.
 UcxLink::~UcxLink() {
   if (worker_ == nullptr) return;
   for (unsigned ch = 0; ch < p2p::kChannels; ++ch) abandonChannel(static_cast<p2p::Channel>(ch));
+  if (abandoned_) {
+    static std::mutex m;
+    static auto* kept = new std::vector<ucp_worker_h>();  // never destroyed, see above
+    std::lock_guard<std::mutex> lock(m);
+    kept->push_back(worker_);
+    return;
+  }
   flushAndClose();
   ucp_worker_destroy(worker_);
 }
 
 // Every call waited for its own messages, but a completed send may still sit in a transport's
 // buffer (tcp): the flush pushes it out before the endpoints go, so a peer still receiving
-// gets it. Bounded by STRATA_TIMEOUT; skipped after an abort (no waiting on peers). The
-// endpoints are then closed without a handshake (force): peers need nothing more from them.
+// gets it. It needs no peer's help (every message was received: each call waited for its
+// own), so a few seconds bound it, less under an earlier deadline. The endpoints are then
+// closed without a handshake (force): peers need nothing more from them.
 void UcxLink::flushAndClose() {
-  deadline::DefaultScope scope;
-  if (!abandoned_) {
-    ucp_request_param_t param{};
-    void* flush = requestOf(ucp_worker_flush_nbx(worker_, &param));
-    deadline::Poll poll;
-    while (flush != nullptr && ucp_request_check_status(flush) == UCS_INPROGRESS &&
-           !poll.expired()) {
-      ucp_worker_progress(worker_);
-    }
-    if (flush != nullptr) ucp_request_free(flush);
+  deadline::Scope scope(kFlushSeconds);
+  ucp_request_param_t flushParam{};
+  void* flush = requestOf(ucp_worker_flush_nbx(worker_, &flushParam));
+  deadline::Poll poll;
+  while (flush != nullptr && ucp_request_check_status(flush) == UCS_INPROGRESS &&
+         !poll.expired()) {
+    ucp_worker_progress(worker_);
   }
+  if (flush != nullptr) ucp_request_free(flush);
   std::vector<void*> closing;
   for (ucp_ep_h ep : eps_) {
     if (ep == nullptr) continue;

@@ -50,7 +50,8 @@ class UcxLink final : public p2p::Link {
   Status test(p2p::Channel ch, bool* done) override;
   Status wait(p2p::Channel ch, const char* what) override;
 
-  // strataCommAbort: the destructor then neither flushes nor waits on any peer.
+  // strataCommAbort (or the error state): the destructor then neither flushes nor waits on
+  // any peer, and keeps the worker (see there).
   void abandon() { abandoned_ = true; }
 
  private:

@@ -62,12 +62,32 @@ TEST_CASE("settings: STRATA_COMPRESS is none by default, fp16 or bf16, and refus
   }
 }
 
+TEST_CASE("settings: STRATA_NET is mpi by default, or ucx, and refuses others", "[settings]") {
+  {
+    ScopedEnv net("STRATA_NET", nullptr);
+    CHECK(settingsNow().net == "mpi");
+  }
+  {
+    ScopedEnv net("STRATA_NET", "ucx");
+    CHECK(settingsNow().net == "ucx");
+    CHECK(agreedValues(settingsNow()).find("\nucx\n") != std::string::npos);
+  }
+  for (const char* bad : {"bogus", "UCX", "tcp"}) {
+    ScopedEnv net("STRATA_NET", bad);
+    StatusOr<Settings> s = Settings::fromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK(s.status().code() == Code::kInvalidArgument);
+    CHECK(s.status().message() == std::string("STRATA_NET=") + bad + ": expected mpi or ucx");
+  }
+}
+
 TEST_CASE("settings: the agreed table names every setting that changes the exchange",
           "[settings]") {
   std::set<std::string> names;
   for (const AgreedSetting& a : agreedSettings()) names.insert(a.name);
   for (const char* name : {"STRATA_CHUNK_BYTES", "STRATA_PIPELINE_BYTES", "STRATA_SHM_SLOT_BYTES",
-                           "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK", "STRATA_COMPRESS"}) {
+                           "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK", "STRATA_COMPRESS",
+                           "STRATA_NET"}) {
     CHECK(names.count(name) == 1);
   }
   // Local by design: which thread runs queued calls, the host name, the log.
