@@ -30,7 +30,8 @@ supp="$STRATA_ROOT/tests/sanitizers"
 
 # The entries each kind runs (ctest -R regexes, anchored). Picked to cover the shm fabric (one
 # detected host), the mpi fabric (a flat topology file, emulated hosts) and every API family,
-# at a few seconds each under the sanitizer.
+# at a few seconds each under the sanitizer; and a unique-id communicator (the TCP control plane
+# between processes, the ucx fabric).
 asan_mpi=(
   'mpi\.api_errors\.np2'
   'mpi\.api_errors\.np5\.hosts_2_3'
@@ -47,6 +48,7 @@ asan_mpi=(
   'mpi\.nonblocking\.np3'
   'mpi\.nonblocking\.np4\.topo_flat4'
   'mpi\.fusion\.np4\.hosts_2_2\.theta4k'
+  'mpi\.collectives\.uid\.np4\.hosts_2_2'
 )
 tsan_mpi=(
   'mpi\.nonblocking\.np2\.threads'
