@@ -30,7 +30,7 @@ struct Settings {
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
   double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
   WireType compress = WireType::kNone;  // STRATA_COMPRESS: the wire type of inter-host stages
-  std::string net = "mpi";     // STRATA_NET: the inter-host engine, "mpi" or "ucx"
+  std::string net = "mpi";              // STRATA_NET: the inter-host engine, "mpi" or "ucx"
 
   // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE,
   // STRATA_COMPRESS, STRATA_NET) is an error naming the variable.

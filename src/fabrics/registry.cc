@@ -1,7 +1,6 @@
 #include "fabrics/registry.h"
 
 #include "bootstrap/mpi_bootstrap.h"
-
 #include "fabrics/mpi/mpi_fabric.h"
 #include "fabrics/shm/shm_fabric.h"
 #include "fabrics/ucx/ucx_fabric.h"

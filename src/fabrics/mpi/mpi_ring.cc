@@ -43,8 +43,8 @@ Status RingAllReduce::post() {
   STRATA_MPI_CHECK(MPI_Irecv(recvTo, static_cast<int>(blockCount(recvBlock)), dt, ring_.left(),
                              kRingTag, comm_, &reqs_[0]));
   STRATA_MPI_CHECK(MPI_Isend(out_ + blockStart(sendBlock) * ts_,
-                             static_cast<int>(blockCount(sendBlock)), dt, ring_.right(),
-                             kRingTag, comm_, &reqs_[1]));
+                             static_cast<int>(blockCount(sendBlock)), dt, ring_.right(), kRingTag,
+                             comm_, &reqs_[1]));
   return Status::ok();
 }
 

@@ -62,8 +62,8 @@ Status Collectives::reduceScatter(const void* in, void* out, const size_t* count
 }
 
 // Step s passes block (r - s) right and takes block (r - s - 1) from the left, in place.
-Status Collectives::allGather(const void* in, void* out, const size_t* counts,
-                              const size_t* displs, strataDataType_t type) {
+Status Collectives::allGather(const void* in, void* out, const size_t* counts, const size_t* displs,
+                              strataDataType_t type) {
   const size_t ts = dataTypeSize(type);
   char* dst = static_cast<char*>(out);
   if (in != dst + displs[r_] * ts) std::memcpy(dst + displs[r_] * ts, in, counts[r_] * ts);
@@ -116,8 +116,7 @@ Status Collectives::broadcast(const void* in, void* out, size_t count, strataDat
     // The root's range is its own `out` now: scatter it in place, then all-gather in place.
     evenBlocks(count);
     char* mine = static_cast<char*>(out) + evenDispls_[r_] * dataTypeSize(type);
-    STRATA_RETURN_IF_ERROR(
-        scatter(out, mine, evenCounts_.data(), evenDispls_.data(), type, root));
+    STRATA_RETURN_IF_ERROR(scatter(out, mine, evenCounts_.data(), evenDispls_.data(), type, root));
     return allGather(mine, out, evenCounts_.data(), evenDispls_.data(), type);
   }
   if (r_ == root) {
@@ -154,8 +153,8 @@ Status Collectives::reduce(const void* in, void* out, size_t count, strataDataTy
   return reduceGathered(in, out, count, type, op, false, "reduce (at the root)");
 }
 
-Status Collectives::scatter(const void* in, void* out, const size_t* counts,
-                            const size_t* displs, strataDataType_t type, int root) {
+Status Collectives::scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
+                            strataDataType_t type, int root) {
   const size_t ts = dataTypeSize(type);
   if (r_ == root) {
     const char* src = static_cast<const char*>(in);

@@ -43,8 +43,8 @@ class Collectives {
   Status broadcast(const void* in, void* out, size_t count, strataDataType_t type, int root);
   // Small: every member sends to the root, which reduces in member order. Large: a ring
   // reduce-scatter, then a gather of the reduced blocks to the root.
-  Status reduce(const void* in, void* out, size_t count, strataDataType_t type,
-                strataRedOp_t op, int root);
+  Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
+                int root);
   Status scatter(const void* in, void* out, const size_t* counts, const size_t* displs,
                  strataDataType_t type, int root);
   Status gather(const void* in, void* out, const size_t* counts, const size_t* displs,
@@ -72,11 +72,11 @@ class Collectives {
 
   Link& link_;
   int r_, p_;
-  std::vector<size_t> evenCounts_, evenDispls_;   // evenBlocks()
-  std::vector<char> sendScratch_, recvScratch_;   // ring partials; grow, never shrink
-  std::vector<char> gathered_;                    // small allreduce/reduce: every vector
-  std::vector<const void*> srcs_;                 // reduceMany's sources
-  RingAllReduce ring_;                            // large allreduces
+  std::vector<size_t> evenCounts_, evenDispls_;  // evenBlocks()
+  std::vector<char> sendScratch_, recvScratch_;  // ring partials; grow, never shrink
+  std::vector<char> gathered_;                   // small allreduce/reduce: every vector
+  std::vector<const void*> srcs_;                // reduceMany's sources
+  RingAllReduce ring_;                           // large allreduces
 };
 
 }  // namespace strata::fabric::p2p

@@ -36,7 +36,8 @@ StatusOr<ucp_context_h> ucxContext() {
   static Status status;
   std::call_once(once, [] {
     status = initContext(&context);
-    if (status.isOk()) STRATA_TRACE(kSubsysFabric, "ucx: context made (UCX %s)", ucp_get_version_string());
+    if (status.isOk())
+      STRATA_TRACE(kSubsysFabric, "ucx: context made (UCX %s)", ucp_get_version_string());
   });
   if (!status.isOk()) return status;
   return context;

@@ -20,10 +20,10 @@ Status ucxError(const char* call, ucs_status_t st, const char* file, int line);
 
 // Evaluates a UCX call returning ucs_status_t; returns its Status from the enclosing function
 // when it failed.
-#define STRATA_UCS_CHECK(call)                                                     \
-  do {                                                                             \
-    const ucs_status_t strata_ucs_ = (call);                                       \
-    if (strata_ucs_ != UCS_OK) {                                                   \
-      return ::strata::fabric::ucxError(#call, strata_ucs_, __FILE__, __LINE__);   \
-    }                                                                              \
+#define STRATA_UCS_CHECK(call)                                                   \
+  do {                                                                           \
+    const ucs_status_t strata_ucs_ = (call);                                     \
+    if (strata_ucs_ != UCS_OK) {                                                 \
+      return ::strata::fabric::ucxError(#call, strata_ucs_, __FILE__, __LINE__); \
+    }                                                                            \
   } while (0)

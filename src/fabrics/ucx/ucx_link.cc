@@ -21,9 +21,12 @@ constexpr double kFlushSeconds = 10;  // the destructor's flush (flushAndClose)
 
 const char* channelName(p2p::Channel ch) {
   switch (ch) {
-    case p2p::Channel::kCall: return "collective";
-    case p2p::Channel::kExchange: return "exchange";
-    case p2p::Channel::kRing: return "started allreduce";
+    case p2p::Channel::kCall:
+      return "collective";
+    case p2p::Channel::kExchange:
+      return "exchange";
+    case p2p::Channel::kRing:
+      return "started allreduce";
   }
   return "?";
 }
@@ -110,7 +113,8 @@ Status UcxLink::postSend(p2p::Channel ch, int peer, const void* buf, size_t byte
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   param.datatype = ucp_dt_make_contig(1);
   param.memory_type = UCS_MEMORY_TYPE_HOST;  // fabrics take host memory: skip the detection
-  const ucs_status_ptr_t sp = ucp_tag_send_nbx(eps_[peer], buf, bytes, tag(ch, rank_, p.seq), &param);
+  const ucs_status_ptr_t sp =
+      ucp_tag_send_nbx(eps_[peer], buf, bytes, tag(ch, rank_, p.seq), &param);
   if (UCS_PTR_IS_ERR(sp)) {
     return failed(ch, ucxError("ucp_tag_send_nbx", UCS_PTR_STATUS(sp), __FILE__, __LINE__)
                           .withContext(describe(p, ch, "posting")));
@@ -132,8 +136,8 @@ Status UcxLink::postRecv(p2p::Channel ch, int peer, void* buf, size_t bytes) {
   // Always a request, even for a message already there: UCX 1.13 does not fill recv_info's
   // length on every path of an immediate completion, and the length is how a member that
   // disagrees on a count is caught (ucp_tag_recv_request_test reports it reliably).
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_MEMORY_TYPE |
-                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.datatype = ucp_dt_make_contig(1);
   param.memory_type = UCS_MEMORY_TYPE_HOST;
   const ucs_status_ptr_t sp =
@@ -156,16 +160,16 @@ Status UcxLink::finished(p2p::Channel ch, Pending& p, ucs_status_t st) {
   p.request = nullptr;
   p.status = st;
   if (st == UCS_ERR_MESSAGE_TRUNCATED || (st == UCS_OK && p.recv && p.received != p.bytes)) {
-    const std::string got = st == UCS_OK ? std::to_string(p.received) + " bytes"
-                                         : std::string("more bytes");
-    return failed(ch, invalidUsage(describe(p, ch, "a receive") + ": member " +
-                                   std::to_string(p.peer) + " sent " + got + " where " +
-                                   std::to_string(p.bytes) +
-                                   " were expected; the members disagree on a count or type"));
+    const std::string got =
+        st == UCS_OK ? std::to_string(p.received) + " bytes" : std::string("more bytes");
+    return failed(ch,
+                  invalidUsage(describe(p, ch, "a receive") + ": member " + std::to_string(p.peer) +
+                               " sent " + got + " where " + std::to_string(p.bytes) +
+                               " were expected; the members disagree on a count or type"));
   }
   if (st != UCS_OK) {
-    return failed(ch, systemError(describe(p, ch, "a message") + " failed: " +
-                                  ucs_status_string(st)));
+    return failed(ch,
+                  systemError(describe(p, ch, "a message") + " failed: " + ucs_status_string(st)));
   }
   return Status::ok();
 }
@@ -252,8 +256,7 @@ std::string UcxLink::describe(const Pending& p, p2p::Channel ch, const char* wha
   return std::string(what) + ": " + (p.recv ? "receive of " : "send of ") +
          std::to_string(p.bytes) + " bytes " + (p.recv ? "from" : "to") + " member " +
          std::to_string(p.peer) + " (ucx fabric, member " + std::to_string(rank_) + " of " +
-         std::to_string(size_) + ", " + channelName(ch) + " message " + std::to_string(p.seq) +
-         ")";
+         std::to_string(size_) + ", " + channelName(ch) + " message " + std::to_string(p.seq) + ")";
 }
 
 // After an abort the worker is kept, not destroyed: peers may still connect to it or send to
@@ -285,8 +288,7 @@ void UcxLink::flushAndClose() {
   ucp_request_param_t flushParam{};
   void* flush = requestOf(ucp_worker_flush_nbx(worker_, &flushParam));
   deadline::Poll poll;
-  while (flush != nullptr && ucp_request_check_status(flush) == UCS_INPROGRESS &&
-         !poll.expired()) {
+  while (flush != nullptr && ucp_request_check_status(flush) == UCS_INPROGRESS && !poll.expired()) {
     ucp_worker_progress(worker_);
   }
   if (flush != nullptr) ucp_request_free(flush);

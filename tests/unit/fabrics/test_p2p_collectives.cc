@@ -147,8 +147,7 @@ std::string everyCollective(int r, Link& link) {
 
   std::vector<int32_t> mine(counts[r]);
   for (size_t i = 0; i < counts[r]; ++i) mine[i] = value(r, displs[r] + i);
-  ok(c.allGather(mine.data(), out.data(), counts.data(), displs.data(), strataInt32),
-     "allGather");
+  ok(c.allGather(mine.data(), out.data(), counts.data(), displs.data(), strataInt32), "allGather");
   for (int j = 0; j < p; ++j) {
     for (size_t i = 0; i < counts[j]; ++i) {
       expect(out[displs[j] + i] == value(j, displs[j] + i), "ag value");
@@ -218,8 +217,7 @@ TEST_CASE("p2p collectives: every operation over an in-memory link", "[p2p]") {
   }
 }
 
-TEST_CASE("p2p collectives: members that disagree on a count fail with invalid usage",
-          "[p2p]") {
+TEST_CASE("p2p collectives: members that disagree on a count fail with invalid usage", "[p2p]") {
   std::vector<std::string> errors = onThreads(2, [](int r, Link& link) {
     Collectives c(link);
     std::vector<int32_t> a(r == 0 ? 5 : 6), b(a.size());
