@@ -146,6 +146,9 @@ lib="$deps/usr/lib/x86_64-linux-gnu"
 export OPAL_PREFIX="$deps/usr" PATH="$deps/usr/bin:$PATH"
 export LD_LIBRARY_PATH="$lib:$lib/openmpi/lib${NCCL_HOME:+:$NCCL_HOME/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PKG_CONFIG_SYSROOT_DIR="$deps" PKG_CONFIG_LIBDIR="$lib/pkgconfig:$deps/usr/share/pkgconfig"
+# UCX (the ucx fabric of unique-id communicators, e.g. the drop-in's) loads its transport
+# modules from a directory compiled in as /usr/...: point it at the unpacked one.
+export UCX_MODULE_DIR="$lib/ucx"
 # PMIx (Debian's Open MPI uses the system one) has no relocation variable; its plugins' folder
 # is an MCA parameter.
 export PMIX_MCA_mca_base_component_path="$lib/pmix2/lib/pmix"

@@ -3,14 +3,14 @@
 # packages strata needs to build and run its GPU tests on a machine that has CUDA, NCCL, CMake
 # and ninja but no Open MPI and no package registry (the device tool's GPU machine). Carry
 # .debs to it and run scripts/gpu-check.sh there. About 25 MB: the build and run closure of
-# Open MPI, hwloc, yaml-cpp, pugixml, nlohmann-json, Catch2, CLI11 and pkg-config, without the
+# Open MPI, UCX, hwloc, yaml-cpp, pugixml, nlohmann-json, Catch2, CLI11 and pkg-config, without the
 # compilers and Fortran that libopenmpi-dev pulls in (the GPU machine has its own).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$root/.debs"
 cd "$root/.debs"
 top=(openmpi-bin libopenmpi-dev libhwloc-dev libyaml-cpp-dev libpugixml-dev nlohmann-json3-dev
-     catch2 libcli11-dev pkgconf)
+     catch2 libcli11-dev pkgconf libucx-dev)
 # Everything the GPU machine's own system provides (libc, compilers, core utilities, Python, ...)
 # or that strata never loads (Fortran, LLVM, X11 tools).
 skip='^(libc6|libc6-dev|libc-dev-bin|linux-libc-dev|libgcc-s1|libstdc\+\+6|gcc.*|g\+\+.*|cpp.*|'\

@@ -29,9 +29,9 @@ namespace {
 
 // A fresh id with its root on loopback (what strataGetUniqueId does, on the loopback interface
 // so the test needs no network).
-UniqueId loopbackId() {
+UniqueId loopbackId(const char* where = "127.0.0.1:1") {
   UniqueId id;
-  StatusOr<net::SockAddr> a = net::parseHostPort("127.0.0.1:1");
+  StatusOr<net::SockAddr> a = net::parseHostPort(where);
   REQUIRE(a.isOk());
   id.root = a.value();
   id.root.setPort(0);
@@ -202,6 +202,24 @@ TEST_CASE("tcp bootstrap collectives on 1, 2, 3 and 5 ranks, and splits", "[boot
     });
     for (int r = 0; r < n; ++r) CHECK(errors[r] == "");
   }
+}
+
+TEST_CASE("tcp bootstrap over IPv6", "[bootstrap]") {
+  StatusOr<std::vector<net::Interface>> all = net::listInterfaces();
+  REQUIRE(all.isOk());
+  bool v6 = false;
+  for (const net::Interface& i : all.value()) {
+    v6 = v6 || (i.addr.family() == AF_INET6 && i.addr.isLoopback());
+  }
+  INFO("this machine has no IPv6 loopback (::1), which strata's IPv6 support needs to be tested");
+  REQUIRE(v6);
+  const UniqueId id = loopbackId("[::1]:1");
+  const std::vector<std::string> errors = onRanks(3, 30, [&](int r) -> Status {
+    StatusOr<std::unique_ptr<TcpBootstrap>> b = TcpBootstrap::create(id, r, 3);
+    CHECK_OK(b.status());
+    return exercise(*b.value());
+  });
+  for (int r = 0; r < 3; ++r) CHECK(errors[r] == "");
 }
 
 TEST_CASE("strangers at the root and at a member are dropped; the job goes on", "[bootstrap]") {
