@@ -51,3 +51,21 @@ strata_add_mpi_test(mpi.compress.np4.hosts_2_2.off PROGRAM compress HOSTS a:2 b:
 strata_add_mpi_test(mpi.compress.np4.hosts_2_2.plan_wire_none PROGRAM compress HOSTS a:2 b:2
   ARGS --expect exact ENV STRATA_COMPRESS=fp16
   STRATA_PLAN_FILE=${STRATA_BAD_TOPOLOGIES}/../plans/compress_wire_none.yaml)
+
+# --- Unique-id communicators: every API family ----------------------------------------------
+# The programs' --uid makes their communicators from a unique id (TCP control plane, ucx between
+# the emulated hosts): nonblocking calls with the progress thread, fusion, CSC with STRATA_CHECK,
+# compression, a stalled peer's deadline and the async error, and an abort of queued calls.
+# (Split on unique-id communicators: ncclCommSplit in nccl_dropin.uid_*.)
+strata_add_mpi_test(mpi.nonblocking.uid.np4.hosts_2_2.threads PROGRAM nonblocking HOSTS a:2 b:2
+  TIMEOUT 60 ARGS --uid --threads)
+strata_add_mpi_test(mpi.fusion.uid.np4.hosts_2_2.theta4k PROGRAM fusion HOSTS a:2 b:2 TIMEOUT 120
+  ARGS --uid ENV STRATA_FUSION_BYTES=4096)
+strata_add_mpi_test(mpi.csc.uid.np4.hosts_2_2.threads.check PROGRAM csc HOSTS a:2 b:2 TIMEOUT 60
+  ARGS --uid --threads ENV STRATA_CHECK=1)
+strata_add_mpi_test(mpi.compress.uid.np4.hosts_2_2 PROGRAM compress HOSTS a:2 b:2
+  ${compressed} --wire fp16 --uid ENV STRATA_COMPRESS=fp16)
+strata_add_mpi_test(mpi.faults.stall.uid.np4.hosts_2_2.threads PROGRAM faults HOSTS a:2 b:2
+  TIMEOUT 60 ARGS --uid --scenario stall --threads ENV STRATA_TIMEOUT=2)
+strata_add_mpi_test(mpi.faults.abort_queued.uid.np4.hosts_2_2.threads PROGRAM faults
+  HOSTS a:2 b:2 TIMEOUT 60 ARGS --uid --scenario abort-queued --threads ENV STRATA_TIMEOUT=2)

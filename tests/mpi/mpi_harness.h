@@ -23,6 +23,29 @@
 
 namespace strata_test {
 
+// Set by the harness's --uid: the programs' communicators come from a unique id (rank 0's
+// strataGetUniqueId, MPI_Bcast, strataCommInitRank: TCP control plane, ucx between hosts)
+// instead of strataCommInitMPI.
+inline bool& uidInit() {
+  static bool on = false;
+  return on;
+}
+
+// A communicator over `mpi`'s ranks, made the way --uid says. Collective over `mpi`.
+inline strataResult_t initComm(strataComm_t* comm, MPI_Comm mpi) {
+  if (!uidInit()) return strataCommInitMPI(comm, mpi);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(mpi, &rank);
+  MPI_Comm_size(mpi, &size);
+  strataUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  int made = rank == 0 ? strataGetUniqueId(&id) : strataSuccess;
+  MPI_Bcast(&made, 1, MPI_INT, 0, mpi);
+  if (made != strataSuccess) return static_cast<strataResult_t>(made);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi);
+  return strataCommInitRank(comm, size, id, rank);
+}
+
 class Harness {
  public:
   // Starts MPI (threaded if argv holds --threads) and declares the common options.
@@ -44,6 +67,9 @@ class Harness {
         ->capture_default_str();
     app_.add_option("--seed", seed_, "varies every input")->capture_default_str();
     app_.add_flag("-v,--verbose", verbose_, "rank 0 prints every step as it starts");
+    app_.add_flag("--uid", uidInit(),
+                  "communicators from a unique id (strataGetUniqueId, MPI_Bcast, "
+                  "strataCommInitRank) instead of strataCommInitMPI");
   }
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;

@@ -29,6 +29,7 @@
 namespace {
 
 using strata_test::Harness;
+using strata_test::initComm;
 
 // Element counts: a single value, odd small ones, and 4 MiB + a bit (a staged plan, several
 // pipeline pieces under STRATA_PIPELINE_BYTES).
@@ -217,7 +218,7 @@ int main(int argc, char** argv) {
   if (!h.start(argc, argv)) return h.exitCode();
   strataComm_t comm = nullptr;
   h.step("strataCommInitMPI");
-  if (h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
+  if (h.expectSuccess(initComm(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
     CompressTest t(h, o, comm);
     for (strataRedOp_t op : {strataSum, strataAvg}) {
       t.floatSums(Data::kSmallInts, op, "small integers");

@@ -268,7 +268,7 @@ void runErrors(Harness& h, strataComm_t comm) {
 
   // A CSC whose communicator was destroyed is refused, and can still be destroyed.
   strataComm_t other = nullptr;
-  if (!h.expectSuccess(strataCommInitMPI(&other, MPI_COMM_WORLD), "second comm")) return;
+  if (!h.expectSuccess(initComm(&other, MPI_COMM_WORLD), "second comm")) return;
   strataCsc_t orphan = nullptr;
   h.expectSuccess(strataCscCreate(other, 100, strataFloat32, 10, 0.5f, &orphan), "orphan", other);
   h.expectSuccess(strataCommDestroy(other), "destroy second comm");
@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
   Harness h(argc, argv, "strataCscAllReduce against an independent model");
   if (!h.start(argc, argv)) return h.exitCode();
   strataComm_t comm = nullptr;
-  if (h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
+  if (h.expectSuccess(initComm(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
     for (strataDataType_t t : {strataFloat32, strataFloat16, strataBfloat16}) {
       runDense(h, comm, t, strataSum);
       runDense(h, comm, t, strataAvg);

@@ -78,7 +78,7 @@ bool contains(const std::string& s, const std::string& part) {
 strataComm_t init(Harness& h) {
   h.step("strataCommInitMPI");
   strataComm_t comm = nullptr;
-  const strataResult_t rc = strataCommInitMPI(&comm, MPI_COMM_WORLD);
+  const strataResult_t rc = initComm(&comm, MPI_COMM_WORLD);
   h.expectSuccess(rc, "strataCommInitMPI");
   h.expect(ownShmEntries().empty(), "/dev/shm still names a segment of this process after init");
   return rc == strataSuccess ? comm : nullptr;
@@ -263,7 +263,7 @@ void initLoop(Harness& h, int loops) {
     }
     h.step("init/destroy round " + std::to_string(i));
     strataComm_t comm = nullptr;
-    if (strataCommInitMPI(&comm, MPI_COMM_WORLD) != strataSuccess) {
+    if (initComm(&comm, MPI_COMM_WORLD) != strataSuccess) {
       h.expect(false, std::string("strataCommInitMPI failed: ") + strataGetLastError(nullptr));
       return;
     }

@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
   if (!h.start(argc, argv)) return h.exitCode();
   h.step("strataCommInitMPI(MPI_COMM_WORLD)");
   strataComm_t comm = nullptr;
-  if (!h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
+  if (!h.expectSuccess(initComm(&comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
     return h.finish();
   }
   const Comm cm = commOf(comm, MPI_COMM_WORLD, "world");

@@ -37,6 +37,7 @@
 namespace {
 
 using strata_test::Harness;
+using strata_test::initComm;
 
 // Room for the largest case: a reduce-scatter of 200 float64 per rank on up to 16 ranks.
 constexpr size_t kElems = 200 * 16;
@@ -164,7 +165,7 @@ void runCase(Harness& h, const Case& k, bool check, double timeout) {
   h.step("case " + k.name);
   Buffers b;
   strataComm_t comm = nullptr;
-  if (!h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), k.name + ": init")) return;
+  if (!h.expectSuccess(initComm(&comm, MPI_COMM_WORLD), k.name + ": init")) return;
   const double start = MPI_Wtime();
   const strataResult_t rc = k.issue(comm, odd, b);
   const double elapsed = MPI_Wtime() - start;
@@ -212,7 +213,7 @@ void runCase(Harness& h, const Case& k, bool check, double timeout) {
 void expectInitFailure(Harness& h, const std::string& text) {
   h.step("init expected to fail");
   strataComm_t comm = nullptr;
-  const strataResult_t rc = strataCommInitMPI(&comm, MPI_COMM_WORLD);
+  const strataResult_t rc = initComm(&comm, MPI_COMM_WORLD);
   const std::string msg = strataGetLastError(nullptr);
   h.expect(rc == strataInvalidUsage, "init: expected strataInvalidUsage, got " +
                                          std::to_string(rc) + " (" + strataGetErrorString(rc) +
@@ -229,7 +230,7 @@ void expectInitFailure(Harness& h, const std::string& text) {
 void expectInitSuccess(Harness& h) {
   h.step("init expected to succeed");
   strataComm_t comm = nullptr;
-  if (!h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), "init")) return;
+  if (!h.expectSuccess(initComm(&comm, MPI_COMM_WORLD), "init")) return;
   std::vector<int> in(33, h.rank() + 1), out(33, 0);
   h.step("allreduce");
   h.expectSuccess(
@@ -247,7 +248,7 @@ void expectInitSuccess(Harness& h) {
 void agreeingCalls(Harness& h) {
   h.step("agreeing calls");
   strataComm_t comm = nullptr;
-  if (!h.expectSuccess(strataCommInitMPI(&comm, MPI_COMM_WORLD), "agreeing calls: init")) return;
+  if (!h.expectSuccess(initComm(&comm, MPI_COMM_WORLD), "agreeing calls: init")) return;
   const int n = h.size();
   std::vector<int> in(257, h.rank() + 1), out(257 * n, 0);
   for (int i = 0; i < 5; ++i) {

@@ -358,7 +358,7 @@ void runRequestsOutliveComm(Harness& h) {
   cm.name = "doomed";
   cm.rank = h.rank();
   cm.size = h.size();
-  if (!checkResult(v, strataCommInitMPI(&cm.comm, MPI_COMM_WORLD), nullptr)) {
+  if (!checkResult(v, initComm(&cm.comm, MPI_COMM_WORLD), nullptr)) {
     h.record(v);
     return;
   }
@@ -387,8 +387,8 @@ int main(int argc, char** argv) {
 
   h.step("strataCommInitMPI(MPI_COMM_WORLD) twice");
   strataComm_t a = nullptr, b = nullptr, half = nullptr;
-  if (!h.expectSuccess(strataCommInitMPI(&a, MPI_COMM_WORLD), "strataCommInitMPI") ||
-      !h.expectSuccess(strataCommInitMPI(&b, MPI_COMM_WORLD), "strataCommInitMPI (#2)")) {
+  if (!h.expectSuccess(initComm(&a, MPI_COMM_WORLD), "strataCommInitMPI") ||
+      !h.expectSuccess(initComm(&b, MPI_COMM_WORLD), "strataCommInitMPI (#2)")) {
     return h.finish();
   }
   const Comm world = commOf(a, MPI_COMM_WORLD, "world"),

@@ -323,7 +323,7 @@ int main(int argc, char** argv) {
   world.mpi = MPI_COMM_WORLD;
   world.rank = r;
   world.size = n;
-  if (!h.expectSuccess(strataCommInitMPI(&world.comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
+  if (!h.expectSuccess(initComm(&world.comm, MPI_COMM_WORLD), "strataCommInitMPI")) {
     return h.finish();
   }
 
