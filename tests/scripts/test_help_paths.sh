@@ -8,7 +8,7 @@ src="$1" build="$2"
 status=0 checked=0
 path_re='(^|[ (=`])(build|tools|tests|scripts|examples|bench)/[A-Za-z0-9_./-]*[A-Za-z0-9_]'
 placeholder='<|/[A-Z_]+(\.|/|$)'  # bench/workloads/NAME.txt, build/<x>
-for script in tools/netlab bench/run bench/train bench/torch/run tools/plot; do
+for script in tools/netlab tools/strata-run bench/run bench/ucx/run bench/train bench/torch/run tools/plot; do
   help=$(cd "$src" && timeout 20 "./$script" --help 2>&1) ||
     { echo "FAIL: $script --help exited $?"; status=1; continue; }
   while read -r path; do
