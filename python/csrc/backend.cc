@@ -1,16 +1,15 @@
-// ProcessGroupStrata: setup over the MPI launcher, teardown, and the machinery every operation
+// ProcessGroupStrata: setup from a unique id, teardown, and the machinery every operation
 // shares (issue under the lock, complete on the completer thread). The operations themselves
 // are in collectives.cc and p2p.cc.
 #include "backend.h"
 
 #include <Python.h>
-#include <mpi.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
-#include "mpi_world.h"
-#include "strata/strata_mpi.h"
+#include "strata/strata.h"
 
 namespace strata::torch_backend {
 namespace {
@@ -58,14 +57,23 @@ std::string strataMessage(strataComm_t comm, strataResult_t result) {
   return msg;
 }
 
-ProcessGroupStrata::ProcessGroupStrata(int rank, int size, std::vector<int64_t> globalRanks,
+ProcessGroupStrata::ProcessGroupStrata(int rank, int size, const std::string& uniqueId,
                                        std::chrono::milliseconds timeout)
     : BackendBase(rank, size), timeout_(timeout) {
-  MPI_Comm members = membersComm(rank, size, globalRanks);
-  const strataResult_t made = strataCommInitMPI(&base_, members);
-  if (members != MPI_COMM_WORLD) MPI_Comm_free(&members);  // strata keeps a duplicate
-  TORCH_CHECK(made == strataSuccess, "strata: creating the group's communicator failed: ",
-              strataMessage(nullptr, made));
+  TORCH_CHECK(uniqueId.size() == sizeof(strataUniqueId), "strata: the group's unique id has ",
+              uniqueId.size(), " bytes, expected ", sizeof(strataUniqueId),
+              " (a corrupted store entry?)");
+  strataUniqueId id;
+  std::memcpy(id.internal, uniqueId.data(), sizeof id.internal);
+  strataConfig_t config = STRATA_CONFIG_INITIALIZER;
+  config.timeoutMs = groupConfig().timeoutMs;
+  const strataResult_t made = strataCommInitRankConfig(&base_, size, id, rank, &config);
+  TORCH_CHECK(made == strataSuccess, "strata: creating the group's communicator (rank ", rank,
+              " of ", size, ") failed: ", strataMessage(nullptr, made));
+  splitForUse(rank);
+}
+
+void ProcessGroupStrata::splitForUse(int rank) {
   const strataConfig_t config = groupConfig();
   comm_ = splitAll(base_, rank, config, "collective");
   up_.comm = splitAll(base_, rank, config, "point-to-point");

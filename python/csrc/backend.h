@@ -38,9 +38,10 @@ std::string strataMessage(strataComm_t comm, strataResult_t result);
 
 class ProcessGroupStrata : public BackendBase {
  public:
-  // `globalRanks`: the group's members as ranks of the MPI launcher's world, in group-rank
-  // order (empty for the default group: the whole world). Collective over the members.
-  ProcessGroupStrata(int rank, int size, std::vector<int64_t> globalRanks,
+  // A group from a unique id (strataCommInitRank): the bytes of a strataUniqueId that the
+  // group's rank 0 made and passed through the group's c10d store. No MPI is involved.
+  // Collective over the members.
+  ProcessGroupStrata(int rank, int size, const std::string& uniqueId,
                      std::chrono::milliseconds timeout);
   ~ProcessGroupStrata() override;
 
@@ -120,6 +121,8 @@ class ProcessGroupStrata : public BackendBase {
       const std::function<void()>& after = {});
   // The config of every communicator split for this group: its timeout as the deadline.
   strataConfig_t groupConfig() const;
+  // The communicators of the operations, split from base_ (collective); registers the group.
+  void splitForUse(int rank);
   struct Lane {
     strataComm_t comm = nullptr;
     Worker worker;

@@ -28,13 +28,12 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<ProcessGroupStrata, strata::torch_backend::BackendBase,
              c10::intrusive_ptr<ProcessGroupStrata>>(m, "ProcessGroupStrata")
-      .def(py::init([](int rank, int size, std::vector<int64_t> globalRanks,
-                       std::chrono::milliseconds timeout) {
-             return c10::make_intrusive<ProcessGroupStrata>(rank, size, std::move(globalRanks),
-                                                            timeout);
+      .def(py::init([](int rank, int size, py::bytes uniqueId, std::chrono::milliseconds timeout) {
+             std::string id = uniqueId;  // copied with the GIL held
+             py::gil_scoped_release unlocked;
+             return c10::make_intrusive<ProcessGroupStrata>(rank, size, id, timeout);
            }),
-           py::arg("rank"), py::arg("size"), py::arg("global_ranks"), py::arg("timeout"),
-           py::call_guard<py::gil_scoped_release>())
+           py::arg("rank"), py::arg("size"), py::arg("unique_id"), py::arg("timeout"))
       .def(
           "allreduce_compressed",
           [](ProcessGroupStrata& pg, at::Tensor& t, const std::string& op,
@@ -52,6 +51,13 @@ PYBIND11_MODULE(_C, m) {
           py::call_guard<py::gil_scoped_release>())
       .def("describe", &ProcessGroupStrata::describe, py::call_guard<py::gil_scoped_release>());
 
+  m.def("unique_id", [] {
+    strataUniqueId id;
+    const strataResult_t r = strataGetUniqueId(&id);
+    TORCH_CHECK(r == strataSuccess, "strata: strataGetUniqueId failed: ",
+                strata::torch_backend::strataMessage(nullptr, r));
+    return py::bytes(id.internal, sizeof id.internal);
+  });
   m.def("world_rank", &strata::torch_backend::worldRank);
   m.def("world_size", &strata::torch_backend::worldSize);
   m.def("broadcast_string", &strata::torch_backend::broadcastString, py::arg("data"),

@@ -7,10 +7,6 @@ namespace {
 
 bool gOurs = false;  // this module initialised MPI
 
-// The tag of MPI_Comm_create_group: torch.distributed creates groups one at a time, in the
-// same order on every rank, so one tag never mixes two creations.
-constexpr int kCreateGroupTag = 0x57a7;
-
 }  // namespace
 
 void ensureMpi() {
@@ -63,37 +59,6 @@ std::string broadcastString(const std::string& data, int root) {
   out.resize(len);
   MPI_Bcast(out.data(), len, MPI_CHAR, root, MPI_COMM_WORLD);
   return out;
-}
-
-MPI_Comm membersComm(int rank, int size, const std::vector<int64_t>& globalRanks) {
-  ensureMpi();
-  const int wrank = worldRank(), wsize = worldSize();
-  if (globalRanks.empty()) {
-    TORCH_CHECK(size == wsize && rank == wrank, "strata: init_process_group was given rank ",
-                rank, " and world_size ", size, ", but the MPI launcher started this process as ",
-                "rank ", wrank, " of ", wsize,
-                " (strata_torch.init() takes both from the launcher)");
-    return MPI_COMM_WORLD;
-  }
-  TORCH_CHECK(static_cast<int>(globalRanks.size()) == size && rank >= 0 && rank < size &&
-                  globalRanks[rank] == wrank,
-              "strata: the group's rank ", rank, " of ", size,
-              " does not match this process's world rank ", wrank);
-  std::vector<int> ranks(globalRanks.begin(), globalRanks.end());
-  for (int r : ranks) {
-    TORCH_CHECK(r >= 0 && r < wsize, "strata: group member ", r, " is not a rank of the world (",
-                wsize, " ranks)");
-  }
-  MPI_Group world = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  MPI_Group_incl(world, size, ranks.data(), &group);
-  MPI_Comm comm = MPI_COMM_NULL;
-  const int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, kCreateGroupTag, &comm);
-  MPI_Group_free(&group);
-  MPI_Group_free(&world);
-  TORCH_CHECK(rc == MPI_SUCCESS && comm != MPI_COMM_NULL,
-              "strata: MPI_Comm_create_group over the group's members failed");
-  return comm;
 }
 
 }  // namespace strata::torch_backend

@@ -1,6 +1,6 @@
 // The MPI launcher's world, as the backend sees it: MPI initialised on demand (with
 // MPI_THREAD_MULTIPLE, which strata's progress thread and the backend's threads need), the
-// world's rank and size for strata_torch.init(), and the MPI communicator of a group's members.
+// world's rank and size for strata_torch.init() under mpirun or srun.
 #pragma once
 
 #include <mpi.h>
@@ -20,9 +20,5 @@ int worldRank();
 int worldSize();
 // `data` of rank `root` of the world, on every rank (collective over the world).
 std::string broadcastString(const std::string& data, int root);
-// The MPI communicator of a group's members, after checking that torch.distributed's view of
-// the group (rank, size, the members' world ranks; none: the whole world) is the launcher's.
-// Collective over the members only. MPI_COMM_WORLD for the whole world (do not free it).
-MPI_Comm membersComm(int rank, int size, const std::vector<int64_t>& globalRanks);
 
 }  // namespace strata::torch_backend

@@ -1,15 +1,16 @@
 """strata's torch.distributed backend.
 
-``import strata_torch`` registers the backend ``"strata"``; under ``mpirun`` or ``srun``::
+``import strata_torch`` registers the backend ``"strata"``; then, under any launcher
+(torchrun-style environments, ``mpirun``, ``srun``)::
 
     import strata_torch
-    strata_torch.init()                      # or dist.init_process_group("strata", ...)
+    dist.init_process_group("strata")        # env://, tcp://, file://; or strata_torch.init()
     ddp = DistributedDataParallel(model)     # gradients averaged by strata
     ddp.register_comm_hook(None, strata_torch.hooks.fused_hook)   # optional
 
-The backend takes the ranks from the MPI launcher (it initialises MPI with
-MPI_THREAD_MULTIPLE if the program has not) and builds each process group's strata
-communicator over the group's members. Operations are asynchronous: each returns a Work
+Each process group's rank 0 makes a strata unique id and passes it through the group's
+c10d store, and every member builds the group's strata communicator from it (no MPI needed);
+strata_torch.init() also reads the ranks from an MPI launcher. Operations are asynchronous: each returns a Work
 whose future completes on the backend's own thread when strata's request completes.
 """
 import atexit
@@ -29,10 +30,19 @@ __all__ = ["init", "hooks", "describe", "backend_of", "BACKEND"]
 BACKEND = "strata"
 
 
+_ID_KEY = "strata_unique_id"
+
+
 def _create(opts, pg_options):
-    """torch.distributed's creator (extended API): the members' world ranks come with opts."""
-    return _C.ProcessGroupStrata(opts.group_rank, opts.group_size,
-                                 list(opts.global_ranks_in_group), opts.timeout)
+    """torch.distributed's creator (extended API). As ProcessGroupNCCL does, the group's rank 0
+    makes a unique id and passes it through the group's own store (a prefix of the one
+    init_process_group made: env://, tcp://, file:// or the user's), and every member builds
+    the group's strata communicator from it. No MPI is needed, whatever started the ranks."""
+    store = opts.store
+    if opts.group_rank == 0:
+        store.set(_ID_KEY, _C.unique_id())
+    uid = store.get(_ID_KEY)  # waits (the store's timeout) until rank 0 has set it
+    return _C.ProcessGroupStrata(opts.group_rank, opts.group_size, uid, opts.timeout)
 
 
 def _register():
@@ -102,18 +112,59 @@ def _master_addr(announced):
         return addrs.split(",")[0] if addrs else name
 
 
-def init(backend=BACKEND, timeout=None, **kwargs):
-    """Initialises torch.distributed from the MPI launcher (as Horovod does).
+def _under_mpi_launcher():
+    """Whether an MPI launcher started this process (Open MPI, MPICH/Hydra, PMIx/Slurm --mpi)."""
+    return any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"))
 
-    Fills RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (rank 0's host name, or its address
-    where the name does not resolve, and a free port; unless already set) from the launcher
-    and calls
+
+def init(backend=BACKEND, timeout=None, **kwargs):
+    """Initialises torch.distributed from the launcher.
+
+    Under mpirun or srun (as Horovod does): fills RANK, WORLD_SIZE, LOCAL_RANK,
+    LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT (rank 0's host name, or its address where the
+    name does not resolve, and a free port) from the launcher where they are not set, and
+    refuses a RANK or WORLD_SIZE that disagrees with it. Without an MPI launcher it takes
+    RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the environment (torchrun-style) and
+    never touches MPI. Then calls
     ``init_process_group(backend, rank=..., world_size=..., timeout=...)``. ``backend`` may
     be ``"gloo"`` as well, for side-by-side comparisons under the same launcher; a Gloo group
     beside a strata one is ``dist.new_group(backend="gloo")``.
     """
+    if timeout is None:
+        timeout = dist.default_pg_timeout
+    if not isinstance(timeout, datetime.timedelta):
+        timeout = datetime.timedelta(seconds=float(timeout))
+    if not _under_mpi_launcher():
+        # torchrun-style: the launcher set RANK and WORLD_SIZE (and MASTER_ADDR/PORT); never
+        # ask MPI, whose singleton world (rank 0 of 1) would make every worker train alone.
+        missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+                   if v not in os.environ]
+        if missing:
+            raise RuntimeError(
+                "strata_torch.init: no MPI launcher started this process (no "
+                "OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK) and " + ", ".join(missing) +
+                " not set: start it with mpirun/srun, or with a launcher that sets RANK, "
+                "WORLD_SIZE, MASTER_ADDR and MASTER_PORT (torchrun, tools/strata-run)")
+        dist.init_process_group(backend, rank=int(os.environ["RANK"]),
+                                world_size=int(os.environ["WORLD_SIZE"]), timeout=timeout,
+                                **kwargs)
+        return
     rank, size = _C.world_rank(), _C.world_size()
-    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(size)
+    for var, mpi in (("RANK", rank), ("WORLD_SIZE", size)):
+        if var in os.environ and os.environ[var] != str(mpi):
+            raise RuntimeError(
+                f"strata_torch.init: {var}={os.environ[var]} in the environment, but the MPI "
+                f"launcher started this process as rank {rank} of {size}: launch with one of "
+                "them (mpirun/srun alone, or torchrun-style variables without mpirun)")
+    os.environ.setdefault("RANK", str(rank))
+    os.environ.setdefault("WORLD_SIZE", str(size))
+    for var, names in (("LOCAL_RANK", ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                       "MPI_LOCALRANKID")),
+                       ("LOCAL_WORLD_SIZE", ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"))):
+        for name in names:
+            if name in os.environ:
+                os.environ.setdefault(var, os.environ[name])
+                break
     if "MASTER_ADDR" not in os.environ or "MASTER_PORT" not in os.environ:
         # Rank 0 names its host, its addresses and a port it found free; every rank learns
         # them over MPI and picks the name if it resolves, else an address.
@@ -123,10 +174,6 @@ def init(backend=BACKEND, timeout=None, **kwargs):
         port, announced = _C.broadcast_string(mine, 0).split("|", 1)
         os.environ.setdefault("MASTER_ADDR", _master_addr(announced))
         os.environ.setdefault("MASTER_PORT", port)
-    if timeout is None:
-        timeout = dist.default_pg_timeout
-    if not isinstance(timeout, datetime.timedelta):
-        timeout = datetime.timedelta(seconds=float(timeout))
     dist.init_process_group(backend, rank=rank, world_size=size, timeout=timeout, **kwargs)
 
 

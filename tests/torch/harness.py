@@ -1,4 +1,5 @@
-"""Shared setup of the torch backend tests (tests/torch/test_*.py), run under mpiexec.
+"""Shared setup of the torch backend tests (tests/torch/test_*.py), run under mpiexec, or
+without it (tools/strata-run, torchrun's variables) with TORCH_TEST_INIT=env or file.
 
 Every test file starts with `harness.start(watchdog_s)`: it skips (exit 77, ctest's
 SKIP_RETURN_CODE) when torch is missing, arms a watchdog so that a hang becomes a failure with
@@ -53,7 +54,20 @@ def start(watchdog_s, timeout=None):
             print(f"FAIL: import strata_torch: {e} (PYTHONPATH={os.environ.get('PYTHONPATH')})",
                   flush=True)
             sys.exit(1)
-        strata_torch.init(timeout=timeout)
+        init = os.environ.get("TORCH_TEST_INIT", "launcher")
+        if init == "launcher":  # mpirun's ranks, or the environment without an MPI launcher
+            strata_torch.init(timeout=timeout)
+        elif init in ("env", "file"):
+            # As users write it, with no MPI anywhere: torchrun's variables (tools/strata-run),
+            # rendezvous through env:// (MASTER_ADDR's TCPStore) or a file store.
+            kwargs = {}
+            if init == "file":
+                kwargs = dict(init_method="file://" + os.environ["TORCH_TEST_STORE"],
+                              rank=int(os.environ["RANK"]),
+                              world_size=int(os.environ["WORLD_SIZE"]))
+            dist.init_process_group("strata", timeout=timeout, **kwargs)
+        else:
+            raise SystemExit(f"TORCH_TEST_INIT={init}: expected launcher, env or file")
     elif BACKEND == "gloo":
         rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
         size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
