@@ -101,6 +101,7 @@ ProcessGroupStrata::~ProcessGroupStrata() {
 void ProcessGroupStrata::close(bool collective) {
   GilRelease unlocked;
   completer_.stop();
+  callbacks_.stop();  // after the completer: it posts the last completions
   up_.worker.stop();
   down_.worker.stop();
   a2a_.worker.stop();
@@ -135,7 +136,7 @@ void ProcessGroupStrata::shutdownAll() {
 void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,
                                           std::vector<strataRequest_t> requests,
                                           std::function<void()> after) {
-  completer_.post([work, op, requests, after]() mutable {
+  completer_.post([this, work, op, requests, after]() mutable {
     std::exception_ptr error;
     for (strataRequest_t& req : requests) {
       // Every request is waited for (and so freed), even after a failure.
@@ -146,7 +147,9 @@ void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, c
                                strataMessage(nullptr, r)));
       }
     }
-    work->complete(error, after);
+    // Not here: a callback that waits on a later Work of this group would hold the one
+    // thread that completes it (PowerSGD's hook did: DDP hung in finalize_backward).
+    callbacks_.post([work, error, after]() mutable { work->complete(error, after); });
   });
 }
 
@@ -204,14 +207,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onLane(
     std::function<strataResult_t(strataComm_t)> body, std::function<void()> after) {
   TORCH_CHECK(lane.comm != nullptr, "strata: ", op, " on a process group that was shut down");
   strataComm_t comm = lane.comm;
-  lane.worker.post([work, op, comm, body = std::move(body), after = std::move(after)] {
+  lane.worker.post([this, work, op, comm, body = std::move(body), after = std::move(after)] {
     const strataResult_t r = body(comm);
     std::exception_ptr error;
     if (r != strataSuccess) {
       error = std::make_exception_ptr(std::runtime_error(std::string("strata: ") + op +
                                                          " failed: " + strataMessage(comm, r)));
     }
-    work->complete(error, after);
+    // Not here: a callback that waits on a later Work of this group would hold the one
+    // thread that completes it (PowerSGD's hook did: DDP hung in finalize_backward).
+    callbacks_.post([work, error, after]() mutable { work->complete(error, after); });
   });
   return work;
 }

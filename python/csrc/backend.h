@@ -153,7 +153,8 @@ class ProcessGroupStrata : public BackendBase {
   // communicator to the GPU current at its first device call (docs/gpu.md). Under issue_.
   int cudaDevice_ = -1;
   Lane up_, down_, a2a_;  // sends up and receives from below; the reverse; alltoall
-  Worker completer_;
+  Worker completer_;        // waits for strata's requests in issue order
+  CallbackPool callbacks_;  // completes the Works, runs their futures' callbacks (worker.h)
 };
 
 }  // namespace strata::torch_backend
