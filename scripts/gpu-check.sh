@@ -82,7 +82,7 @@ phase() {
   local how="passed"
   # Without a GPU, a GPU phase's pass means: everything that needs no GPU held, and the GPU
   # entries reported skipped.
-  ((gpu == 0)) && [[ "$name" =~ ^(unit|mpi|bench|nccltests)$ ]] && how="checked without a GPU"
+  ((gpu == 0)) && [[ "$name" =~ ^(unit|mpi|bench|nccltests|ptnccl)$ ]] && how="checked without a GPU"
   ((rc == 124 || rc == 137)) && how="TIMED OUT after $cap s"
   ((rc != 0 && rc != 124 && rc != 137)) && how="FAILED (exit $rc)"
   note "$name: $how in $(($(date +%s) - start)) s"

@@ -48,6 +48,7 @@
 #include "mpi/collective_runs.h"
 #include "mpi/collective_types.h"
 #include "mpi/device_mirror.h"
+#include "mpi/mpi_harness.h"
 #include "strata/strata_mpi.h"
 
 namespace {
@@ -304,20 +305,10 @@ bool makeComm(Runner& runner, MPI_Comm mpi, const std::string& name, Comm* out) 
   cm.name = name;
   MPI_Comm_rank(mpi, &cm.rank);
   MPI_Comm_size(mpi, &cm.size);
-  strataResult_t rc = strataSuccess;
-  if (runner.options().uid) {
-    // NCCL's way in: rank 0 makes an id and MPI_Bcast carries it; the communicator itself uses
-    // no MPI (TCP control plane, unique-id fabrics).
-    strataUniqueId id;
-    std::memset(&id, 0, sizeof id);
-    int made = cm.rank == 0 ? strataGetUniqueId(&id) : strataSuccess;
-    MPI_Bcast(&made, 1, MPI_INT, 0, mpi);
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi);
-    rc = made != strataSuccess ? static_cast<strataResult_t>(made)
-                               : strataCommInitRank(&cm.comm, cm.size, id, cm.rank);
-  } else {
-    rc = strataCommInitMPI(&cm.comm, mpi);
-  }
+  // --uid: NCCL's way in (rank 0's id carried by MPI_Bcast; the communicator itself uses no
+  // MPI), mpi_harness.h's initComm.
+  uidInit() = runner.options().uid;
+  const strataResult_t rc = initComm(&cm.comm, mpi);
   int count = -1, rank = -1;
   const bool ok = rc == strataSuccess && strataCommCount(cm.comm, &count) == strataSuccess &&
                   strataCommUserRank(cm.comm, &rank) == strataSuccess && count == cm.size &&
