@@ -62,8 +62,16 @@ static void shareThroughFile(const char* path, int rank, strataUniqueId* id) {
 }
 
 int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+    printf("usage: strata-uid-demo ID_FILE|- COUNT\n"
+           "An allreduce of COUNT floats on a communicator made from a unique id: rank 0 writes\n"
+           "the id to ID_FILE and the others read it, or with - every rank forms it from\n"
+           "STRATA_COMM_ID. Ranks from RANK and WORLD_SIZE (SLURM_PROCID, SLURM_NTASKS).\n"
+           "example: tools/strata-run -n 4 -- strata-uid-demo /tmp/strata.id 1048576\n");
+    return 0;
+  }
   if (argc != 3) {
-    fprintf(stderr, "usage: strata-uid-demo ID_FILE|- COUNT\n");
+    fprintf(stderr, "usage: strata-uid-demo ID_FILE|- COUNT (--help: more)\n");
     return 2;
   }
   const int rank = envInt("RANK", "SLURM_PROCID"), size = envInt("WORLD_SIZE", "SLURM_NTASKS");

@@ -112,6 +112,10 @@ const std::vector<const char*>& localSettings() {
       "STRATA_MPI_CUDA_AWARE", "STRATA_TIMEOUT",
       // Read where a library is loaded, not by a communicator.
       "STRATA_NCCL_REAL_LIB", "STRATA_NCCL_FALLBACK",
+      // Read before a communicator exists (strataGetUniqueId, the TCP control plane): the id
+      // they form or the interface each rank listens on is every rank's own business; ranks
+      // whose STRATA_COMM_ID differs never meet and fail at the rendezvous.
+      "STRATA_COMM_ID", "STRATA_SOCKET_IFNAME",
   };
   return names;
 }
