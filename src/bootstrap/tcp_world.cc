@@ -38,6 +38,7 @@ StatusOr<std::shared_ptr<TcpWorld>> TcpWorld::join(const UniqueId& id, int rank,
   w->to_.resize(static_cast<size_t>(nranks));
   w->from_.resize(static_cast<size_t>(nranks));
   w->gone_.resize(static_cast<size_t>(nranks));
+  w->lostUnsent_.resize(static_cast<size_t>(nranks), false);
   STRATA_INFO(kSubsysInit, "tcp bootstrap: rank %d of %d listens on %s (interface %s)", rank,
               nranks, w->listenAddr_.str().c_str(), itf.name.c_str());
   return w;
@@ -133,7 +134,8 @@ Status TcpWorld::exchange(const std::vector<Send>& sends, const std::vector<Recv
       }
     }
     for (const Send& s : sends) {
-      if (s.to != rank_ && !gone_[s.to].empty()) {
+      // A peer may leave as soon as it has what it needs: only bytes it never got are lost.
+      if (s.to != rank_ && !gone_[s.to].empty() && lostUnsent_[s.to]) {
         return Status(Code::kRemoteError,
                       what + ": sending to " + rankName(s.to) + ": " + gone_[s.to]);
       }
@@ -311,6 +313,7 @@ void TcpWorld::readFrom(int peer) {
 }
 
 void TcpWorld::lose(int peer, const std::string& why) {
+  lostUnsent_[peer] = lostUnsent_[peer] || to_[peer].outOff < to_[peer].out.size();
   if (gone_[peer].empty()) {
     gone_[peer] = why;
     STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): %s: %s", rank_, rankName(peer).c_str(),

@@ -15,7 +15,8 @@
 //   - a send has left this process (is in the kernel) when exchange() returns, so a member may
 //     close its sockets as soon as its last exchange returned;
 //   - a peer whose connection to us closed is gone: a receive from it that the mailbox cannot
-//     satisfy fails at once, naming the peer, instead of waiting for the deadline.
+//     satisfy fails at once, naming the peer, instead of waiting for the deadline; a send to it
+//     fails only if bytes for it were still queued (a peer leaves once it has what it needs).
 #pragma once
 
 #include <cstdint>
@@ -93,6 +94,7 @@ class TcpWorld {
   std::vector<net::SockAddr> addrs_;  // every rank's listening address
   std::vector<Conn> to_, from_;       // [peer]: the connection this member opened / accepted
   std::vector<std::string> gone_;     // [peer]: why its connection to us ended ("" if open)
+  std::vector<bool> lostUnsent_;      // [peer]: bytes for it were still queued when it left
   std::vector<wire::Pending> pending_;
   std::map<Key, std::deque<std::vector<char>>> mailbox_;
 };

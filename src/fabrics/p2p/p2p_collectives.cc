@@ -42,7 +42,7 @@ Status Collectives::reduceScatter(const void* in, void* out, const size_t* count
   const size_t ts = dataTypeSize(type);
   const char* src = static_cast<const char*>(in);
   if (p_ == 1) {
-    if (out != src + displs[0] * ts) std::memmove(out, src + displs[0] * ts, counts[0] * ts);
+    if (out != src + displs[0] * ts) copyBytes(out, src + displs[0] * ts, counts[0] * ts);
     return Status::ok();
   }
   const size_t largest = *std::max_element(counts, counts + p_) * ts;
@@ -66,7 +66,7 @@ Status Collectives::allGather(const void* in, void* out, const size_t* counts, c
                               strataDataType_t type) {
   const size_t ts = dataTypeSize(type);
   char* dst = static_cast<char*>(out);
-  if (in != dst + displs[r_] * ts) std::memcpy(dst + displs[r_] * ts, in, counts[r_] * ts);
+  if (in != dst + displs[r_] * ts) copyBytes(dst + displs[r_] * ts, in, counts[r_] * ts);
   for (int s = 0; s < p_ - 1; ++s) {
     const int sb = mod(r_ - s), rb = mod(r_ - s - 1);
     const Status st =
@@ -93,7 +93,7 @@ Status Collectives::reduceGathered(const void* in, void* out, size_t count, stra
                                    strataRedOp_t op, bool sendToAll, const char* what) {
   const size_t bytes = count * dataTypeSize(type);
   char* all = grow(gathered_, bytes * p_);
-  std::memcpy(all + bytes * r_, in, bytes);
+  copyBytes(all + bytes * r_, in, bytes);
   for (int j = 0; j < p_; ++j) {
     if (j != r_) STRATA_RETURN_IF_ERROR(link_.postRecv(Channel::kCall, j, all + bytes * j, bytes));
   }
@@ -110,7 +110,7 @@ Status Collectives::reduceGathered(const void* in, void* out, size_t count, stra
 Status Collectives::broadcast(const void* in, void* out, size_t count, strataDataType_t type,
                               int root) {
   const size_t bytes = count * dataTypeSize(type);
-  if (r_ == root && in != out) std::memcpy(out, in, bytes);
+  if (r_ == root && in != out) copyBytes(out, in, bytes);
   if (p_ == 1) return Status::ok();
   if (bytes >= kDirectBytes && p_ > 2) {
     // The root's range is its own `out` now: scatter it in place, then all-gather in place.
@@ -133,7 +133,7 @@ Status Collectives::reduce(const void* in, void* out, size_t count, strataDataTy
                            strataRedOp_t op, int root) {
   const size_t ts = dataTypeSize(type), bytes = count * ts;
   if (p_ == 1) {
-    if (in != out) std::memcpy(out, in, bytes);
+    if (in != out) copyBytes(out, in, bytes);
     return Status::ok();
   }
   if (bytes >= kDirectBytes && p_ > 2) {
@@ -163,7 +163,7 @@ Status Collectives::scatter(const void* in, void* out, const size_t* counts, con
       STRATA_RETURN_IF_ERROR(
           link_.postSend(Channel::kCall, j, src + displs[j] * ts, counts[j] * ts));
     }
-    if (out != src + displs[r_] * ts) std::memcpy(out, src + displs[r_] * ts, counts[r_] * ts);
+    if (out != src + displs[r_] * ts) copyBytes(out, src + displs[r_] * ts, counts[r_] * ts);
   } else {
     STRATA_RETURN_IF_ERROR(link_.postRecv(Channel::kCall, root, out, counts[r_] * ts));
   }
@@ -180,7 +180,7 @@ Status Collectives::gather(const void* in, void* out, const size_t* counts, cons
       STRATA_RETURN_IF_ERROR(
           link_.postRecv(Channel::kCall, j, dst + displs[j] * ts, counts[j] * ts));
     }
-    if (in != dst + displs[r_] * ts) std::memcpy(dst + displs[r_] * ts, in, counts[r_] * ts);
+    if (in != dst + displs[r_] * ts) copyBytes(dst + displs[r_] * ts, in, counts[r_] * ts);
   } else {
     STRATA_RETURN_IF_ERROR(link_.postSend(Channel::kCall, root, in, counts[r_] * ts));
   }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include "common/status.h"
 
@@ -26,6 +27,12 @@ enum class Channel : unsigned {
   kRing = 2,      // the allreduce started by allReduceStart, in flight across other calls
 };
 constexpr unsigned kChannels = 3;
+
+// memmove that takes the null pointers of empty blocks (the C functions' arguments must not be
+// null even for 0 bytes, and a block of 0 elements may come with a null buffer).
+inline void copyBytes(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memmove(dst, src, n);
+}
 
 class Link {
  public:

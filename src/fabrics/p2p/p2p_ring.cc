@@ -16,7 +16,7 @@ Status RingAllReduce::start(const void* in, void* out, size_t count, strataDataT
   type_ = type;
   op_ = op;
   step_ = 0;
-  if (in != out) std::memcpy(out, in, count * ts_);
+  if (in != out) copyBytes(out, in, count * ts_);
   // Even a count of 0 runs the steps (empty messages): a peer with another count then fails
   // on the length instead of waiting for steps this member skipped.
   if (ring_.size == 1) return Status::ok();
