@@ -203,9 +203,17 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
     if (asyncError == nullptr) return invalidArgument("asyncError is NULL");
     // A nonblocking init: in progress, or its outcome (NCCL's ncclCommGetAsyncError).
     StatusOr<CommEntry*> live = liveComm(comm);
-    if (!live.isOk() && live.status().code() != Code::kInvalidArgument) {
-      *asyncError = live.status().result();
-      return Status::ok();
+    if (!live.isOk()) {
+      const CommEntry* e = lookupComm(comm);
+      if (live.status().code() == Code::kInProgress) {
+        *asyncError = strataInProgress;
+        return Status::ok();
+      }
+      if (e != nullptr && !e->initError.isOk()) {
+        *asyncError = e->initError.result();
+        return Status::ok();
+      }
+      return live.status();  // not live, or MPI finalised: the call itself fails
     }
     STRATA_ASSIGN_OR_RETURN(CommEntry * entry, std::move(live));
     const Status st = entry->impl->engine().error();

@@ -85,7 +85,10 @@ Status CommEntry::finishInit(bool cancel) {
   Status st = pending->status;
   impl = std::move(pending->comm);
   pending.reset();
-  if (!st.isOk()) lastError = "nonblocking init: " + st.message();
+  if (!st.isOk()) {
+    lastError = "nonblocking init: " + st.message();
+    initError = st;
+  }
   return st;
 }
 

@@ -38,6 +38,7 @@ struct CommEntry {
   std::string lastError;             // strataGetLastError(comm)
   bool usesMpi = true;  // made from MPI: its calls need MPI to be active (not finalised)
   std::unique_ptr<PendingInit> pending;  // a nonblocking init not yet taken over
+  Status initError;  // why the nonblocking init failed (then impl stays null)
   // Ends a nonblocking init (cancelling it when `cancel`) and joins its thread: after this
   // `pending` is null, and `impl` holds the communicator when the init succeeded, else the
   // failure is returned.
