@@ -15,8 +15,6 @@
 namespace strata::boot {
 namespace {
 
-constexpr double kHelloSeconds = 30;  // a connection that sends no Hello within this is dropped
-constexpr size_t kMaxPending = 256;   // more unidentified connections than this: drop the oldest
 constexpr size_t kRegisterBytes = sizeof(wire::Hello) + sizeof(wire::AddrWire);
 
 struct Registered {
@@ -76,7 +74,7 @@ class Root {
       p.fd = net::acceptOne(listener_.get(), &p.peer);
       if (!p.fd.valid()) return;
       p.since = wire::nowSeconds();
-      if (pending_.size() >= kMaxPending) {
+      if (pending_.size() >= wire::kMaxPending) {
         drop(0, "too many connections that sent no registration");
       }
       pending_.push_back(std::move(p));
@@ -119,7 +117,7 @@ class Root {
   void dropStale() {
     const double now = wire::nowSeconds();
     for (size_t k = pending_.size(); k-- > 0;) {
-      if (now - pending_[k].since > kHelloSeconds) drop(k, "sent no registration in 30 s");
+      if (now - pending_[k].since > wire::kHelloSeconds) drop(k, "sent no registration in 30 s");
     }
   }
 

@@ -57,6 +57,11 @@ constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 31;
 // Why `h` is not a valid Hello of kind `kind` for this secret and job size ("" when valid).
 std::string helloProblem(const Hello& h, const Secret& secret, Kind kind, int nranks);
 
+// The root and the members drop a connection that sent no Hello within kHelloSeconds, and the
+// oldest unidentified one beyond kMaxPending: strangers never hold more than that.
+constexpr double kHelloSeconds = 30;
+constexpr size_t kMaxPending = 256;
+
 // A connection whose Hello is still arriving: bytes are read without blocking until `want`.
 struct Pending {
   net::Fd fd;

@@ -12,8 +12,6 @@
 namespace strata::boot {
 namespace {
 
-constexpr double kHelloSeconds = 30;  // a connection that sends no Hello within this is dropped
-constexpr size_t kMaxPending = 256;
 
 std::string rankName(int r) { return "rank " + std::to_string(r); }
 
@@ -238,7 +236,7 @@ Status TcpWorld::pollOnce(int ms) {
   for (size_t k = readyPending.size(); k-- > 0;) readPending(readyPending[k]);
   const double now = wire::nowSeconds();
   for (size_t k = pending_.size(); k-- > 0;) {
-    if (now - pending_[k].since <= kHelloSeconds) continue;
+    if (now - pending_[k].since <= wire::kHelloSeconds) continue;
     STRATA_WARN(kSubsysInit, "tcp bootstrap (rank %d): dropped a connection from %s: no hello in "
                 "30 s", rank_, pending_[k].peer.str().c_str());
     pending_.erase(pending_.begin() + static_cast<long>(k));
@@ -252,7 +250,7 @@ void TcpWorld::acceptAll() {
     p.fd = net::acceptOne(listener_.get(), &p.peer);
     if (!p.fd.valid()) return;
     p.since = wire::nowSeconds();
-    if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
+    if (pending_.size() >= wire::kMaxPending) pending_.erase(pending_.begin());
     pending_.push_back(std::move(p));
   }
 }
