@@ -32,6 +32,56 @@ strataDataType_t T(ncclDataType_t t) { return static_cast<strataDataType_t>(t); 
 strataRedOp_t O(ncclRedOp_t op) { return static_cast<strataRedOp_t>(op); }
 strataStream_t S(cudaStream_t s) { return reinterpret_cast<strataStream_t>(s); }
 
+// Bytes of one element of `t`, for the real NCCL's side of the three below (which includes
+// the fp8 types strata lacks).
+size_t typeBytes(ncclDataType_t t) {
+  switch (t) {
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+      return 8;
+    default:
+      return 1;  // int8, uint8 and the fp8 types
+  }
+}
+
+// Forwarded all-to-all, gather and scatter: the real NCCL's own sends and receives in a group of
+// their own (ncclAlltoAll and its kin are only in NCCL 2.28 and later; these are in every NCCL
+// since 2.7). `root` -1: all-to-all; else gather (`gather`) or scatter.
+ncclResult_t realExchange(const void* sendbuff, void* recvbuff, size_t count,
+                          ncclDataType_t datatype, int root, bool gather, ncclComm_t comm,
+                          cudaStream_t stream) {
+  const auto* nccl = realNccl();
+  int n = 0, me = 0;
+  if (auto rc = nccl->ncclCommCount(comm->real, &n)) return rc;
+  if (auto rc = nccl->ncclCommUserRank(comm->real, &me)) return rc;
+  const size_t block = count * typeBytes(datatype);
+  auto* send = static_cast<const char*>(sendbuff);
+  auto* recv = static_cast<char*>(recvbuff);
+  if (auto rc = nccl->ncclGroupStart()) return rc;
+  ncclResult_t rc = ncclSuccess;
+  for (int peer = 0; peer < n && rc == ncclSuccess; ++peer) {
+    const bool all = root < 0;
+    if (all || (gather ? me == root : peer == root)) {  // a receive from peer
+      char* at = all || gather ? recv + peer * block : recv;
+      rc = nccl->ncclRecv(at, count, datatype, peer, comm->real, stream);
+    }
+    if (rc == ncclSuccess && (all || (gather ? peer == root : me == root))) {  // a send to peer
+      const char* at = all || !gather ? send + peer * block : send;
+      rc = nccl->ncclSend(at, count, datatype, peer, comm->real, stream);
+    }
+  }
+  const ncclResult_t end = nccl->ncclGroupEnd();
+  return rc != ncclSuccess ? rc : end;
+}
+
 }  // namespace
 
 extern "C" {
@@ -126,6 +176,36 @@ ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int
   if (real) return realNccl()->ncclRecv(recvbuff, count, datatype, peer, comm->real, stream);
   return fromStrata(strataRecv(recvbuff, count, T(datatype), peer, comm->strata, S(stream)),
                     comm->strata, "ncclRecv");
+}
+
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
+  bool real = false;
+  if (auto rc = route(comm, Coll::kSendRecv, datatype, kNoOp, "ncclAlltoAll", &real)) return rc;
+  if (real) return realExchange(sendbuff, recvbuff, count, datatype, -1, false, comm, stream);
+  return fromStrata(strataAllToAll(sendbuff, recvbuff, count, T(datatype), comm->strata,
+                                   S(stream)),
+                    comm->strata, "ncclAlltoAll");
+}
+
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
+                        ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
+  bool real = false;
+  if (auto rc = route(comm, Coll::kSendRecv, datatype, kNoOp, "ncclGather", &real)) return rc;
+  if (real) return realExchange(sendbuff, recvbuff, count, datatype, root, true, comm, stream);
+  return fromStrata(strataGather(sendbuff, recvbuff, count, T(datatype), root, comm->strata,
+                                 S(stream)),
+                    comm->strata, "ncclGather");
+}
+
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
+  bool real = false;
+  if (auto rc = route(comm, Coll::kSendRecv, datatype, kNoOp, "ncclScatter", &real)) return rc;
+  if (real) return realExchange(sendbuff, recvbuff, count, datatype, root, false, comm, stream);
+  return fromStrata(strataScatter(sendbuff, recvbuff, count, T(datatype), root, comm->strata,
+                                  S(stream)),
+                    comm->strata, "ncclScatter");
 }
 
 // A group is both strata's and, when calls may be forwarded, the real NCCL's: each library

@@ -258,6 +258,33 @@ STRATA_API strataResult_t strataSend(const void* sendbuff, size_t count,
 STRATA_API strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatype,
                                      int peer, strataComm_t comm, strataStream_t stream);
 
+/* All-to-all, gather and scatter (NCCL 2.28's ncclAlltoAll, ncclGather and ncclScatter): each
+ * is the group of strataSend/strataRecv calls it stands for (to and from every rank, the
+ * calling rank included), so it follows their rules: inside a strataGroupStart/End it is queued
+ * with the group's other calls; outside one it returns when its host-buffer results are in
+ * place. Collective over the communicator: every rank calls it with the same count, datatype
+ * (and root). count 0 does nothing. */
+
+/* Rank r sends elements [j*count, (j+1)*count) of `sendbuff` to rank j, which places them at
+ * recvbuff + r*count. sendbuff and recvbuff must not overlap (no in-place form). */
+STRATA_API strataResult_t strataAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                         strataDataType_t datatype, strataComm_t comm,
+                                         strataStream_t stream);
+
+/* Every rank sends `count` elements of `sendbuff` to `root`, which places rank r's at
+ * recvbuff + r*count. recvbuff is written on the root only (it may be NULL elsewhere). In place
+ * when sendbuff == recvbuff + root*count on the root. */
+STRATA_API strataResult_t strataGather(const void* sendbuff, void* recvbuff, size_t count,
+                                       strataDataType_t datatype, int root, strataComm_t comm,
+                                       strataStream_t stream);
+
+/* `root` sends elements [r*count, (r+1)*count) of `sendbuff` to rank r, which places them in
+ * `recvbuff`. sendbuff is read on the root only (it may be NULL elsewhere). In place when
+ * recvbuff == sendbuff + root*count on the root. */
+STRATA_API strataResult_t strataScatter(const void* sendbuff, void* recvbuff, size_t count,
+                                        strataDataType_t datatype, int root, strataComm_t comm,
+                                        strataStream_t stream);
+
 /* Groups, with NCCL's semantics: calls between strataGroupStart and strataGroupEnd are
  * validated and queued (each returns strataSuccess, or its argument error at once) and issued
  * together at strataGroupEnd, communicator by communicator in an order every rank shares: all

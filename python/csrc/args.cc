@@ -41,11 +41,27 @@ strataRedOp_t redOp(const c10d::ReduceOp& op, const char* name) {
       return strataMax;
     case c10d::ReduceOp::AVG:
       return strataAvg;
+    case c10d::ReduceOp::PREMUL_SUM:
+      return strataSum;  // of the inputs preMultiply scaled
     default:
       TORCH_CHECK(false, "strata: ", name,
-                  " supports ReduceOp SUM, PRODUCT, MIN, MAX and AVG; not the bitwise ops "
-                  "or PREMUL_SUM");
+                  " supports ReduceOp SUM, PRODUCT, MIN, MAX, AVG and PREMUL_SUM; not the "
+                  "bitwise ops");
   }
+}
+
+at::Tensor preMultiply(const at::Tensor& input, const c10d::ReduceOp& op, const char* name) {
+  if (static_cast<c10d::ReduceOp::RedOpType>(op) != c10d::ReduceOp::PREMUL_SUM) return input;
+  const auto* factor = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(factor != nullptr, "strata: ", name, ": PREMUL_SUM without its factor");
+#if TORCH_VERSION_MAJOR >= 2
+  if (factor->tensor_factor.defined()) return input.mul(factor->tensor_factor.to(input.device()));
+#else
+  if (!factor->tensor_factors.empty()) {
+    return input.mul(factor->tensor_factors[0].to(input.device()));
+  }
+#endif
+  return input.mul(factor->double_factor);
 }
 
 void checkDense(const at::Tensor& t, const char* op, const char* what) {

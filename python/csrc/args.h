@@ -14,8 +14,12 @@ namespace strata::torch_backend {
 
 // strata's element type for `t`'s dtype; refuses dtypes strata has no type for.
 strataDataType_t dataType(const at::Tensor& t, const char* op);
-// strata's operation for `op`; refuses the bitwise ops and PREMUL_SUM.
+// strata's operation for `op`; refuses the bitwise ops. PREMUL_SUM is strata's SUM of inputs
+// that preMultiply scaled: every reduction takes its input through preMultiply.
 strataRedOp_t redOp(const c10d::ReduceOp& op, const char* name);
+// The input a reduction with `op` works on: for PREMUL_SUM (FSDP's gradient pre-division),
+// `input` times the op's factor, a new tensor (the caller's is left as it was); else `input`.
+at::Tensor preMultiply(const at::Tensor& input, const c10d::ReduceOp& op, const char* name);
 
 // The one tensor of a single-tensor operation (one device per process): dense, on the CPU (or
 // a CUDA device, see checkDense), contiguous or not. Refuses anything else.

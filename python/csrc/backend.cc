@@ -54,6 +54,11 @@ std::string strataMessage(strataComm_t comm, strataResult_t result) {
   const char* last = strataGetLastError(comm);
   if (last == nullptr || *last == '\0') last = strataGetLastError(nullptr);
   if (last != nullptr && *last != '\0') msg += std::string(": ") + last;
+  // A deadline's failure starts with the words PyTorch's tests and users match on a timeout
+  // (Gloo's "Timed out waiting ...", distributed_test.py's " (Timed out|closed|timeout) ").
+  if (msg.find("timed out after") != std::string::npos) {
+    msg = "Timed out (the group's timeout passed): " + msg;
+  }
   return msg;
 }
 
@@ -171,6 +176,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::trackGroup(
     c10::intrusive_ptr<StrataWork> work, const char* op,
     const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
     std::function<void()> after, strataComm_t comm) {
+  ++seq_;
   std::vector<strataRequest_t> requests;
   strataResult_t failed = strataSuccess;
   {
@@ -206,6 +212,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onLane(
     Lane& lane, c10::intrusive_ptr<StrataWork> work, const char* op,
     std::function<strataResult_t(strataComm_t)> body, std::function<void()> after) {
   TORCH_CHECK(lane.comm != nullptr, "strata: ", op, " on a process group that was shut down");
+  ++seq_;
   strataComm_t comm = lane.comm;
   lane.worker.post([this, work, op, comm, body = std::move(body), after = std::move(after)] {
     const strataResult_t r = body(comm);

@@ -17,6 +17,7 @@
 // group is then unusable, as with NCCL's async error handling.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -72,7 +73,24 @@ class ProcessGroupStrata : public BackendBase {
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
                                           std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  // Refused with the reason: strata's point-to-point calls match by peer, as NCCL's do.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
+  // Sequence numbers (_get_sequence_number_for_group): the operations this group has issued,
+  // counted alike on every member, since all issue the same operations in the same order.
+  // set restarts the count at 0 (collectively, as Gloo's and NCCL's).
+  void setSequenceNumberForGroup() override { seq_ = 0; }
+  uint64_t getSequenceNumberForGroup() override { return seq_; }
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
@@ -119,6 +137,9 @@ class ProcessGroupStrata : public BackendBase {
       std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
       const std::vector<std::function<strataResult_t(strataStream_t)>>& issues,
       const std::function<void()>& after = {});
+  // allreduce of a sparse COO tensor (SUM, as Gloo's): sparse.cc.
+  c10::intrusive_ptr<c10d::Work> sparseAllreduce(at::Tensor& tensor,
+                                                 const c10d::AllreduceOptions& opts);
   // The config of every communicator split for this group: its timeout as the deadline.
   strataConfig_t groupConfig() const;
   // The communicators of the operations, split from base_ (collective); registers the group.
@@ -139,6 +160,7 @@ class ProcessGroupStrata : public BackendBase {
   void close(bool collective);
 
   std::chrono::milliseconds timeout_;
+  std::atomic<uint64_t> seq_{0};  // operations issued (getSequenceNumberForGroup)
   strataComm_t base_ = nullptr;  // the members' communicator; the others are split from it
   strataComm_t comm_ = nullptr;  // collectives
   std::map<std::string, strataComm_t> wireComms_;  // allreduceCompressed's, by wire type

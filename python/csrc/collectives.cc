@@ -20,10 +20,11 @@ size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
 
 Work ProcessGroupStrata::allreduce(std::vector<at::Tensor>& tensors,
                                    const c10d::AllreduceOptions& opts) {
+  if (tensors.size() == 1 && tensors[0].is_sparse()) return sparseAllreduce(tensors[0], opts);
   const at::Tensor& t = single(tensors, "allreduce");
   const strataDataType_t type = dataType(t, "allreduce");
   const strataRedOp_t op = redOp(opts.reduceOp, "allreduce");
-  at::Tensor buf = contiguousBuffer(t);
+  at::Tensor buf = preMultiply(contiguousBuffer(t), opts.reduceOp, "allreduce");
   if (t.is_cuda()) {
     return onStream(c10d::OpType::ALLREDUCE, "allreduce", t.device(), tensors, {buf},
                     {[&](strataStream_t s) {
@@ -51,7 +52,7 @@ Work ProcessGroupStrata::allreduce_coalesced(std::vector<at::Tensor>& tensors,
   for (const at::Tensor& t : tensors) {
     checkDense(t, "allreduce_coalesced", "a tensor");
     const strataDataType_t type = dataType(t, "allreduce_coalesced");
-    at::Tensor buf = contiguousBuffer(t);
+    at::Tensor buf = preMultiply(contiguousBuffer(t), opts.reduceOp, "allreduce_coalesced");
     bufs.push_back(buf);
     if (auto c = copyBack(t, buf)) copies.push_back(c);
     issues.push_back([this, buf, type, op](strataRequest_t* req) {
@@ -103,21 +104,25 @@ Work ProcessGroupStrata::reduce(std::vector<at::Tensor>& tensors,
   const strataDataType_t type = dataType(t, "reduce");
   const strataRedOp_t op = redOp(opts.reduceOp, "reduce");
   checkRank(opts.rootRank, size_, "reduce", "root");
-  at::Tensor buf = contiguousBuffer(t);
+  const at::Tensor in = contiguousBuffer(t);
+  at::Tensor buf = preMultiply(in, opts.reduceOp, "reduce");
   const int root = static_cast<int>(opts.rootRank);
+  // Off the root, t keeps its input: a pre-multiplied copy is not copied back.
+  std::function<void()> after =
+      rank_ == root || buf.is_same(in) ? copyBack(t, buf) : std::function<void()>();
   if (t.is_cuda()) {
     return onStream(c10d::OpType::REDUCE, "reduce", t.device(), tensors, {buf},
                     {[&](strataStream_t s) {
                       return strataReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op,
                                           root, comm_, s);
                     }},
-                    copyBack(t, buf));
+                    after);
   }
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::REDUCE, "reduce", tensors,
                                               std::vector<at::Tensor>{buf});
   return track(work, "reduce", [&](strataRequest_t* req) {
     return strataIReduce(buf.data_ptr(), buf.data_ptr(), count(buf), type, op, root, comm_, req);
-  }, copyBack(t, buf));
+  }, after);
 }
 
 Work ProcessGroupStrata::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -196,7 +201,8 @@ Work ProcessGroupStrata::_reduce_scatter_base(at::Tensor& output, at::Tensor& in
               input.numel(), " elements, expected world_size * output = ",
               output.numel() * size_);
   checkSameDevice({output}, input, "_reduce_scatter_base", "output");
-  at::Tensor in = contiguousBuffer(input), out = contiguousBuffer(output);
+  at::Tensor in = preMultiply(contiguousBuffer(input), opts.reduceOp, "_reduce_scatter_base");
+  at::Tensor out = contiguousBuffer(output);
   if (input.is_cuda()) {
     return onStream(c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", input.device(),
                     {output}, {in, out},

@@ -133,6 +133,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onStream(
     const std::function<void()>& after) {
   TORCH_CHECK(device.is_cuda() && device.has_index(), "strata: ", op, ": not a CUDA device: ",
               device);
+  ++seq_;
   pinDeviceOnce();
   c10::cuda::CUDAGuard guard(device);
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());

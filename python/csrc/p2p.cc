@@ -70,6 +70,12 @@ Work ProcessGroupStrata::recv(std::vector<at::Tensor>& tensors, int srcRank, int
   }, copyBack(t, buf));
 }
 
+Work ProcessGroupStrata::recvAnysource(std::vector<at::Tensor>&, int) {
+  TORCH_CHECK(false, "strata: recv without a source rank (any source) is not supported: strata's "
+              "point-to-point calls match messages by peer, as NCCL's do; pass src= (the "
+              "sender's rank), or agree on it first (e.g. with a broadcast)");
+}
+
 Work ProcessGroupStrata::alltoall_base(at::Tensor& output, at::Tensor& input,
                                        std::vector<int64_t>& outputSplits,
                                        std::vector<int64_t>& inputSplits,

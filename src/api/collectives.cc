@@ -3,6 +3,7 @@
 // when the thread is inside a group (api/group.h).
 #include <string>
 
+#include "api/call_args.h"
 #include "api/group.h"
 #include "api/guard.h"
 #include "api/handle.h"
@@ -11,9 +12,7 @@
 #include "strata/strata.h"
 
 namespace strata::api {
-namespace {
 
-// `type` and `op` were validated (checkTypeOp): only now do they become enum values.
 Call makeCall(Collective coll, const void* send, void* recv, size_t count, int type, int op,
               int root) {
   Call c;
@@ -35,6 +34,8 @@ Status checkRank(const CommEntry& comm, int rank, const char* what) {
   }
   return Status::ok();
 }
+
+namespace {
 
 StatusOr<Call> allReduceCall(const CommEntry& comm, const void* send, void* recv, size_t count,
                              int type, int op) {

@@ -13,6 +13,9 @@
 // strataGroupEnd. Every result is checked against a local reference (collective_runs.h) and
 // every message's bytes (p2p_exchange.h).
 //
+// All-to-all, gather and scatter (strataAllToAll, strataGather, strataScatter) against MPI's,
+// alone and in groups, and their argument errors (exchange_checks.h).
+//
 // --cross-order-group p2p|collectives runs only a group over two communicators that odd ranks
 // name in the other order (an entry of its own each).
 //
@@ -28,6 +31,7 @@
 
 #include "mpi/collective_reference.h"
 #include "mpi/collective_runs.h"
+#include "mpi/exchange_checks.h"
 #include "mpi/mpi_harness.h"
 #include "mpi/p2p_exchange.h"
 #include "strata/strata_mpi.h"
@@ -464,6 +468,7 @@ int main(int argc, char** argv) {
   runChainGroup(h, world);
   runNonblockingInGroup(h, world);
   runNonblockingOnlyGroup(h, world);
+  runExchanges(h, world);
 
   // A second communicator over every rank, and the world split by parity.
   h.step("the second communicator and the parity split");

@@ -9,7 +9,8 @@ exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort -u)
 required="ncclGetVersion ncclGetUniqueId ncclCommInitRank ncclCommInitRankConfig ncclCommInitAll
 ncclCommSplit ncclCommFinalize ncclCommDestroy ncclCommAbort ncclCommGetAsyncError ncclCommCount
 ncclCommCuDevice ncclCommUserRank ncclGetErrorString ncclGetLastError ncclAllReduce
-ncclReduceScatter ncclAllGather ncclBroadcast ncclBcast ncclReduce ncclSend ncclRecv
+ncclReduceScatter ncclAllGather ncclBroadcast ncclBcast ncclReduce ncclSend ncclRecv ncclAlltoAll
+ncclGather ncclScatter
 ncclGroupStart ncclGroupEnd ncclRedOpCreatePreMulSum ncclRedOpDestroy ncclMemAlloc ncclMemFree
 ncclCommRegister ncclCommDeregister"
 status=0

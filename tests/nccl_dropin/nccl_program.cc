@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -107,6 +108,40 @@ void allReduceSum(ncclComm_t comm, int rank, int size, ncclDataType_t t, size_t 
   }
 }
 
+// NCCL 2.28's all-to-all, gather (to the last rank, once in place) and scatter (from rank 0).
+void exchanges(ncclComm_t comm, int rank, int size, size_t n) {
+  auto mark = [](int from, int to, size_t i) { return int32_t(from * 1000 + to * 10 + i % 7); };
+  std::vector<int32_t> in(n * size), out(n * size, -1);
+  for (int to = 0; to < size; ++to)
+    for (size_t i = 0; i < n; ++i) in[to * n + i] = mark(rank, to, i);
+  NCCL_OR_DIE(ncclAlltoAll(in.data(), out.data(), n, ncclInt32, comm, nullptr));
+  size_t bad = 0;
+  for (int from = 0; from < size; ++from)
+    for (size_t i = 0; i < n; ++i) bad += out[from * n + i] != mark(from, rank, i);
+  check(bad == 0, "alltoall: " + std::to_string(bad) + " wrong");
+  const int root = size - 1;
+  for (bool inPlace : {false, true}) {
+    std::vector<double> mine(n), all(rank == root ? n * size : 0, -1.0);
+    for (size_t i = 0; i < n; ++i) mine[i] = rank * 3.0 + double(i % 5);
+    const double* send = mine.data();
+    if (inPlace && rank == root) {
+      std::copy(mine.begin(), mine.end(), all.begin() + root * n);
+      send = all.data() + root * n;
+    }
+    NCCL_OR_DIE(ncclGather(send, all.data(), n, ncclFloat64, root, comm, nullptr));
+    bad = 0;
+    for (size_t k = 0; k < all.size(); ++k) bad += all[k] != double(k / n) * 3.0 + double(k % n % 5);
+    check(bad == 0, std::string("gather") + (inPlace ? " in place: " : ": ") +
+                        std::to_string(bad) + " wrong");
+  }
+  std::vector<int64_t> parts(rank == 0 ? n * size : 0), got(n, -1);
+  for (size_t k = 0; k < parts.size(); ++k) parts[k] = int64_t(k / n) * 11 + int64_t(k % n % 3);
+  NCCL_OR_DIE(ncclScatter(parts.data(), got.data(), n, ncclInt64, 0, comm, nullptr));
+  bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += got[i] != int64_t(rank) * 11 + int64_t(i % 3);
+  check(bad == 0, "scatter: " + std::to_string(bad) + " wrong");
+}
+
 void collectives(ncclComm_t comm, int rank, int size) {
   for (size_t count : {size_t{0}, size_t{1}, size_t{1021}, size_t{65539}}) {
     allReduceSum<float>(comm, rank, size, ncclFloat32, count, "float32");
@@ -182,6 +217,7 @@ void collectives(ncclComm_t comm, int rank, int size) {
     for (int32_t v : q) bad += v != (rank + size - 1) % size;
     check(bad == 0, "send/recv ring: " + std::to_string(bad) + " wrong");
   }
+  exchanges(comm, rank, size, n);
 }
 
 }  // namespace

@@ -7,7 +7,8 @@ locally in float64 from all of them. Inputs are small integers: sums, products, 
 maxima are exact in every dtype whatever the order of reduction, so results are compared
 element by element without tolerance (AVG, which divides, is the one exception). Where Gloo
 lacks an operation or a dtype (bfloat16, reduce_scatter, _all_gather_base in torch 1.13) only
-the reference is compared, and a note says so.
+the reference is compared, and a note says so. Also gather, scatter, all_gather_coalesced, sparse
+all_reduce, PREMUL_SUM, sequence numbers and the refusal of a receive from any source.
 
     mpiexec --oversubscribe -n 4 /usr/bin/python3 tests/torch/test_ops.py
 """
@@ -224,6 +225,107 @@ def test_send_recv(dt, n):
         ck.equal(got, inputs(prv, n, dt, seed=3), f"{name} isend/irecv ring {dt} n={n}")
 
 
+def test_gather_scatter(dt, n):
+    """gather to and scatter from every root: block r of the root's list is rank r's."""
+    gloo_too = n > 0  # Gloo 1.13's SIGFPE on 0 elements (above)
+    for root in range(size):
+        def gather(g, root=root):
+            out = [filler(n, dt) for _ in range(size)] if rank == root else None
+            dist.gather(inputs(rank, n, dt, seed=root), out, dst=root, group=g)
+            return torch.cat(out) if rank == root else None
+        both(f"gather root={root} {dt} n={n}", gather,
+             torch.cat([inputs(r, n, dt, seed=root) for r in range(size)]), gloo_too=gloo_too)
+
+        def scatter(g, root=root):
+            out = filler(n, dt)
+            parts = [inputs(j, n, dt, seed=7) for j in range(size)] if rank == root else None
+            dist.scatter(out, parts, src=root, group=g)
+            return out
+        both(f"scatter root={root} {dt} n={n}", scatter, inputs(rank, n, dt, seed=7),
+             gloo_too=gloo_too)
+
+
+def test_all_gather_coalesced(dt):
+    shapes = [(3, 5), (1,), (0,), (7,)]
+
+    def fn(g):
+        mine = [inputs(rank, int(torch.Size(s).numel()), dt, seed=k).view(s)
+                for k, s in enumerate(shapes)]
+        outs = [[torch.full(s, 99, dtype=dt) for s in shapes] for _ in range(size)]
+        dist.all_gather_coalesced(outs, mine, group=g)
+        return torch.cat([t.reshape(-1) for lst in outs for t in lst])
+    expect = torch.cat([inputs(r, int(torch.Size(s).numel()), dt, seed=k)
+                        for r in range(size) for k, s in enumerate(shapes)])
+    both(f"all_gather_coalesced {dt}", fn, expect)
+
+
+def test_sparse_all_reduce():
+    """A sparse COO sum: every rank holds entries at rank-dependent rows, some shared."""
+    def mine(r):
+        idx = torch.tensor([[r % 3, 4, 5 + r], [0, 1, 2]])
+        return torch.sparse_coo_tensor(idx, torch.tensor([1.0 + r, 2.0, 3.0 * r]), (5 + size, 3))
+    expect = sum(mine(r).to_dense() for r in range(size))
+
+    def fn(g):
+        t = mine(rank)
+        dist.all_reduce(t, group=g)
+        return t.to_dense()
+    both("all_reduce sparse", fn, expect)
+    try:
+        dist.all_reduce(mine(rank), op=R.MAX)
+        ck.fail("sparse all_reduce with MAX was not refused")
+    except RuntimeError as e:
+        ck.check("SUM" in str(e), f"sparse all_reduce MAX: unclear error: {e}")
+
+
+def test_premul_sum(dt):
+    """PREMUL_SUM (FSDP's pre-division): the inputs times the factor, summed; inputs unchanged
+    where they are not outputs. Not in Gloo: the reference only."""
+    if harness.BACKEND == "gloo":
+        return
+    op = dist._make_nccl_premul_sum(0.5)
+    half = (torch.stack([inputs(r, 1021, dt).double() for r in range(size)]) * 0.5).sum(0)
+    t = inputs(rank, 1021, dt)
+    dist.all_reduce(t, op=op)
+    ck.equal(t, half.to(dt), f"all_reduce premul_sum {dt}")
+    ts = [inputs(rank, 1021, dt), inputs(rank, 7, dt)]
+    dist.all_reduce_coalesced(ts, op=op)
+    ck.equal(ts[1], half[:7].to(dt), f"all_reduce_coalesced premul_sum {dt}")
+    t = inputs(rank, 1021, dt)
+    dist.reduce(t, dst=size - 1, op=op)
+    ck.equal(t, half.to(dt) if rank == size - 1 else inputs(rank, 1021, dt),
+             f"reduce premul_sum {dt} (the root's result, the others' input)")
+    inp = torch.cat([inputs(rank, 1021, dt, seed=j) for j in range(size)])
+    keep = inp.clone()
+    out = filler(1021, dt)
+    dist._reduce_scatter_base(out, inp, op=op)
+    want = (torch.stack([inputs(r, 1021, dt, seed=rank).double() for r in range(size)]) * 0.5)
+    ck.equal(out, want.sum(0).to(dt), f"_reduce_scatter_base premul_sum {dt}")
+    ck.equal(inp, keep, f"_reduce_scatter_base premul_sum {dt} left its input as it was")
+
+
+def test_sequence_and_any_source():
+    if harness.BACKEND == "gloo":
+        return
+    pg = dist.distributed_c10d._get_default_group()
+    pg._set_sequence_number_for_group()
+    before = pg._get_sequence_number_for_group()
+    dist.all_reduce(torch.ones(3))
+    dist.barrier()
+    after = pg._get_sequence_number_for_group()
+    ck.check(before == 0 and after == 2, f"sequence numbers: {before} then {after}, not 0 and 2")
+    seqs = [None] * size
+    dist.all_gather_object(seqs, after, group=gloo)
+    ck.check(len(set(seqs)) == 1, f"sequence numbers differ between ranks: {seqs}")
+    if size > 1:
+        try:
+            dist.recv(torch.zeros(2))  # no src: any source
+            ck.fail("recv from any source was not refused")
+        except RuntimeError as e:
+            ck.check("any source" in str(e) and "src=" in str(e),
+                     f"recv from any source: unclear error: {e}")
+
+
 def test_barrier():
     """Rank 0 arrives 0.5 s late: nobody may leave the barrier before it arrives."""
     for name, group in ((harness.BACKEND, None), ("gloo-ref", gloo)):
@@ -285,9 +387,16 @@ for dt in DTYPES:
         test_rooted(dt, n)
         test_gathers(dt, n)
         test_send_recv(dt, n)
+    for n in SIZES[:3]:
+        test_gather_scatter(dt, n)
     test_coalesced(dt)
+    test_all_gather_coalesced(dt)
     test_alltoall(dt, 1021)
+for dt in FLOATS:
+    test_premul_sum(dt)
 test_alltoall(torch.float32, 0)
+test_sparse_all_reduce()
+test_sequence_and_any_source()
 test_barrier()
 test_non_contiguous()
 test_subgroup()
