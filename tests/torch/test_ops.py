@@ -166,6 +166,14 @@ def test_gathers(dt, n):
             return out
         both(f"_reduce_scatter_base {name} {dt} n={n}", scatter_base, mine,
              gloo_too=gloo_too)
+    if dt in FLOATS:  # FSDP's gradient reduce-scatter with AVG
+        def scatter_avg(g):
+            out = filler(n, dt)
+            inp = torch.cat([inputs(rank, n, dt, seed=j) for j in range(size)])
+            dist._reduce_scatter_base(out, inp, op=R.AVG, group=g)
+            return out
+        both(f"_reduce_scatter_base avg {dt} n={n}", scatter_avg,
+             reduced(range(size), n, dt, seed=rank, op="avg"), AVG_RTOL[dt], gloo_too=gloo_too)
 
 
 def test_coalesced(dt):
