@@ -15,6 +15,10 @@
 //   c10::intrusive_ptr<c10d::Work>. The newest headers add torchcomms-named aliases
 //   (all_gather_single, reduce_scatter_single, all_to_all_single) that forward to and from
 //   the _base names, so overriding the _base names still serves both.
+// - gather, scatter, allgather_coalesced, recvAnysource and the sequence-number pair keep their
+//   1.13 signatures; allgather_into_tensor_coalesced and reduce_scatter_tensor_coalesced
+//   `(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const XOptions&)`
+//   arrived in 2.1 (PyTorch PRs #101157, #103561) and are overridden from 2.1 on.
 // - Backend gained virtual abort(), shutdown(), split(), merge() ...: nothing here may hide
 //   them (GCC 13's -Wall has -Woverloaded-virtual), hence close() rather than shutdown().
 // - c10d::Work(int rank = -1, OpType = UNKNOWN, const char* profilingTitle = nullptr,
