@@ -124,4 +124,14 @@ std::function<void()> copyBack(const at::Tensor& t, const at::Tensor& buffer) {
   return [t, buffer]() mutable { t.copy_(buffer.view_as(t)); };
 }
 
+std::function<void()> copyOut(std::vector<at::Tensor> outs, const at::Tensor& flat) {
+  return [outs = std::move(outs), flat]() mutable {
+    int64_t off = 0;
+    for (at::Tensor& out : outs) {
+      out.copy_(flat.narrow(0, off, out.numel()).view_as(out));
+      off += out.numel();
+    }
+  };
+}
+
 }  // namespace strata::torch_backend

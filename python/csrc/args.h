@@ -44,5 +44,8 @@ at::Tensor contiguousBuffer(const at::Tensor& t);
 // What completes a call on `buffer` (from contiguousBuffer(t)): copying it into `t` when it is
 // a copy; empty when it is `t` itself.
 std::function<void()> copyBack(const at::Tensor& t, const at::Tensor& buffer);
+// What completes a call that gathered into the flat `flat`: copying its consecutive pieces into
+// `outs`, in order, each piece as many elements as its tensor.
+std::function<void()> copyOut(std::vector<at::Tensor> outs, const at::Tensor& flat);
 
 }  // namespace strata::torch_backend

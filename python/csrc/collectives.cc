@@ -166,13 +166,7 @@ Work ProcessGroupStrata::allgather(std::vector<std::vector<at::Tensor>>& outputs
   checkSameDevice(outputs[0], input, "allgather", "output");
   at::Tensor in = contiguousBuffer(input);
   at::Tensor flat = at::empty({input.numel() * size_}, input.options());
-  std::vector<at::Tensor> outs = outputs[0];
-  const int64_t n = input.numel();
-  auto scatterOut = [outs, flat, n]() mutable {
-    for (size_t r = 0; r < outs.size(); ++r) {
-      outs[r].copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view_as(outs[r]));
-    }
-  };
+  std::function<void()> scatterOut = copyOut(outputs[0], flat);
   if (input.is_cuda()) {
     return onStream(c10d::OpType::ALLGATHER, "allgather", input.device(), outputs[0], {in, flat},
                     {[&](strataStream_t s) {

@@ -49,14 +49,7 @@ Work ProcessGroupStrata::gather(std::vector<std::vector<at::Tensor>>& outputs,
   std::vector<at::Tensor> outs = isRoot ? outputs[0] : std::vector<at::Tensor>{};
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::GATHER, "gather", outs,
                                               std::vector<at::Tensor>{in, flat});
-  std::function<void()> after;
-  if (isRoot) {
-    after = [outs, flat, n]() mutable {
-      for (size_t r = 0; r < outs.size(); ++r) {
-        outs[r].copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view_as(outs[r]));
-      }
-    };
-  }
+  std::function<void()> after = isRoot ? copyOut(outs, flat) : std::function<void()>();
   return onLane(a2a_, work, "gather", [in, flat, n, type, root](strataComm_t comm) {
     return strataGather(in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr,
                         static_cast<size_t>(n), type, root, comm, nullptr);
@@ -122,14 +115,8 @@ Work ProcessGroupStrata::allgather_coalesced(std::vector<std::vector<at::Tensor>
   at::Tensor flat = at::empty({n * size_}, packed.options());
   std::vector<at::Tensor> outs;
   for (const auto& list : outputLists) outs.insert(outs.end(), list.begin(), list.end());
-  auto unpack = [outs, flat, n, per = static_cast<int64_t>(inputs.size())]() mutable {
-    int64_t off = 0;
-    for (size_t k = 0; k < outs.size(); ++k) {
-      if (static_cast<int64_t>(k) % per == 0) off = static_cast<int64_t>(k) / per * n;
-      outs[k].copy_(flat.narrow(0, off, outs[k].numel()).view_as(outs[k]));
-      off += outs[k].numel();
-    }
-  };
+  // Rank-major, each rank's block the inputs' packing: the outputs are consecutive pieces.
+  std::function<void()> unpack = copyOut(outs, flat);
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::ALLGATHER_COALESCED,
                                               "allgather_coalesced", outs,
                                               std::vector<at::Tensor>{packed, flat});
