@@ -258,6 +258,18 @@ STRATA_API strataResult_t strataSend(const void* sendbuff, size_t count,
 STRATA_API strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatype,
                                      int peer, strataComm_t comm, strataStream_t stream);
 
+/* strata's extension (NCCL has none; MPI_Iprobe is the model): whether a message that a
+ * strataSend on host buffers addressed to this rank has arrived and no strataRecv has taken
+ * yet, from rank `peer`, or from any rank when peer is STRATA_ANY_SOURCE. Nonblocking. On
+ * return *flag is 1 when one waits, with its sender in *source and its length in *bytes (for
+ * a message of 2^31 elements or more, the length of its first 2^31-1 elements); else *flag,
+ * *source and *bytes are 0, -1 and 0. The next strataRecv from *source takes that message.
+ * This is how a receive from any source is built: probe until a message waits, then receive
+ * it from its sender. Not inside a group; device-buffer sends are not seen. */
+#define STRATA_ANY_SOURCE (-1)
+STRATA_API strataResult_t strataIprobe(int peer, strataComm_t comm, int* flag, int* source,
+                                       size_t* bytes);
+
 /* All-to-all, gather and scatter (NCCL 2.28's ncclAlltoAll, ncclGather and ncclScatter): each
  * is the group of strataSend/strataRecv calls it stands for (to and from every rank, the
  * calling rank included), so it follows their rules: inside a strataGroupStart/End it is queued

@@ -1,6 +1,6 @@
 // Point-to-point operations and alltoall. strata's sends and receives are blocking, so each
 // runs on a lane's thread (backend.h): messages between two ranks match in the order they were
-// issued, as with NCCL; tags are accepted and ignored.
+// issued, as with NCCL; tags are accepted and ignored. A receive from any source: any_source.cc.
 #include <ATen/ATen.h>
 
 #include <cstring>
@@ -62,18 +62,13 @@ Work ProcessGroupStrata::recv(std::vector<at::Tensor>& tensors, int srcRank, int
   at::Tensor buf = contiguousBuffer(t);
   auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::RECV, "recv", tensors,
                                               std::vector<at::Tensor>{buf});
+  work->setSourceRank(srcRank);
   // The sender's lane: a send to a higher rank travels on the lane of receives from below.
   Lane& lane = srcRank < rank_ ? up_ : down_;
   return onLane(lane, work, "recv", [buf, type, srcRank](strataComm_t comm) {
     return strataRecv(buf.data_ptr(), static_cast<size_t>(buf.numel()), type, srcRank, comm,
                       nullptr);
   }, copyBack(t, buf));
-}
-
-Work ProcessGroupStrata::recvAnysource(std::vector<at::Tensor>&, int) {
-  TORCH_CHECK(false, "strata: recv without a source rank (any source) is not supported: strata's "
-              "point-to-point calls match messages by peer, as NCCL's do; pass src= (the "
-              "sender's rank), or agree on it first (e.g. with a broadcast)");
 }
 
 Work ProcessGroupStrata::alltoall_base(at::Tensor& output, at::Tensor& input,

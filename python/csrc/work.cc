@@ -28,6 +28,13 @@ bool StrataWork::wait(std::chrono::milliseconds timeout) {
   return true;
 }
 
+int StrataWork::sourceRank() const {
+  const int source = source_;
+  TORCH_CHECK(source >= 0, "strata: ", title_,
+              ": the source rank is known once a receive from any source completed");
+  return source;
+}
+
 void StrataWork::complete(std::exception_ptr error, const std::function<void()>& after) {
   if (!error && after) {
     try {

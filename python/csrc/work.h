@@ -3,6 +3,7 @@
 // DDP chains its bucket callbacks on the future while the backward pass goes on.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -24,6 +25,9 @@ class StrataWork : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
   std::vector<at::Tensor> result() override { return outputs_; }
+  // The sender of a receive from any source (work._source_rank()), once completed.
+  int sourceRank() const override;
+  void setSourceRank(int rank) { source_ = rank; }
 
   // Runs `after` (copies out of temporaries) if there is no error, then completes the work and
   // its future. Called once, on the completer thread.
@@ -33,6 +37,7 @@ class StrataWork : public c10d::Work {
   const char* title_;
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keep_;
+  std::atomic<int> source_{-1};
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 

@@ -256,6 +256,24 @@ strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatyp
   });
 }
 
+strataResult_t strataIprobe(int peer, strataComm_t comm, int* flag, int* source, size_t* bytes) {
+  return guarded(comm, "strataIprobe", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
+    if (flag == nullptr || source == nullptr || bytes == nullptr) {
+      return invalidArgument("flag, source and bytes must not be NULL");
+    }
+    *flag = 0;
+    *source = -1;
+    *bytes = 0;
+    if (peer != STRATA_ANY_SOURCE) STRATA_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
+    if (inGroup()) return invalidUsage("strataIprobe inside a group (strataGroupStart)");
+    bool found = false;
+    STRATA_RETURN_IF_ERROR(core::probe(*c->impl, peer, &found, source, bytes));
+    *flag = found ? 1 : 0;
+    return Status::ok();
+  });
+}
+
 strataResult_t strataGroupStart(void) {
   return guarded(nullptr, "strataGroupStart", [&]() -> Status {
     groupStart();

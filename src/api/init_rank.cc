@@ -12,6 +12,7 @@
 #include "bootstrap/tcp_bootstrap.h"
 #include "bootstrap/unique_id.h"
 #include "common/deadline.h"
+#include "core/settings.h"
 #include "common/env.h"
 #include "common/log.h"
 
@@ -77,6 +78,9 @@ StatusOr<InitRequest> makeRequest(int nranks, const strataUniqueId& commId, int 
 double initBudget(const InitRequest& req) {
   return req.opts.timeoutSeconds ? *req.opts.timeoutSeconds : deadline::configuredSeconds();
 }
+const char* budgetSource(const InitRequest& req) {
+  return req.opts.timeoutSeconds ? core::kConfigTimeout : "STRATA_TIMEOUT";
+}
 
 }  // namespace
 
@@ -100,7 +104,7 @@ strataResult_t strataCommInitRankConfig(strataComm_t* comm, int nranks, strataUn
     entry->usesMpi = false;
     const bool blocking = config == nullptr || config->blocking != 0;
     if (blocking) {
-      deadline::Scope scope(initBudget(req));
+      deadline::Scope scope(initBudget(req), nullptr, budgetSource(req));
       STRATA_ASSIGN_OR_RETURN(entry->impl, initRank(req));
       *comm = registerComm(std::move(entry));
       return Status::ok();
@@ -110,7 +114,7 @@ strataResult_t strataCommInitRankConfig(strataComm_t* comm, int nranks, strataUn
     entry->pending = std::make_unique<PendingInit>();
     PendingInit* p = entry->pending.get();
     p->thread = std::thread([p, req] {
-      deadline::Scope scope(initBudget(req), &p->cancel);
+      deadline::Scope scope(initBudget(req), &p->cancel, budgetSource(req));
       StatusOr<std::unique_ptr<core::Comm>> made = initRank(req);
       std::lock_guard<std::mutex> lock(p->mu);
       if (made.isOk()) {
@@ -147,7 +151,7 @@ strataResult_t strataCommInitAll(strataComm_t* comms, int ndev, const int* devli
         req.nranks = ndev;
         req.rank = r;
         req.opts.origin = "from strataCommInitAll";
-        deadline::Scope scope(initBudget(req));
+        deadline::Scope scope(initBudget(req), nullptr, budgetSource(req));
         StatusOr<std::unique_ptr<core::Comm>> c = initRank(req);
         if (c.isOk()) {
           made[r] = c.take();

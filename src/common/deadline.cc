@@ -16,6 +16,7 @@ constexpr double kDefaultSeconds = 600;
 thread_local bool tHas = false;
 thread_local Clock::time_point tAt;
 thread_local double tSeconds = 0;
+thread_local const char* tSource = "STRATA_TIMEOUT";
 thread_local const std::atomic<bool>* tCancel = nullptr;
 
 }  // namespace
@@ -47,8 +48,12 @@ double configuredSeconds() {
   return v;
 }
 
-Scope::Scope(double seconds, const std::atomic<bool>* cancel)
-    : savedAt_(tAt), savedSeconds_(tSeconds), savedHas_(tHas), savedCancel_(tCancel) {
+Scope::Scope(double seconds, const std::atomic<bool>* cancel, const char* source)
+    : savedAt_(tAt),
+      savedSeconds_(tSeconds),
+      savedSource_(tSource),
+      savedHas_(tHas),
+      savedCancel_(tCancel) {
   if (cancel != nullptr) tCancel = cancel;
   if (seconds > 0) {
     // Far-off values (years) saturate instead of overflowing the clock's representation.
@@ -58,6 +63,7 @@ Scope::Scope(double seconds, const std::atomic<bool>* cancel)
     if (!tHas || at < tAt) {  // the earlier deadline wins
       tAt = at;
       tSeconds = seconds;
+      tSource = source;
       tHas = true;
     }
   }
@@ -66,6 +72,7 @@ Scope::Scope(double seconds, const std::atomic<bool>* cancel)
 Scope::~Scope() {
   tAt = savedAt_;
   tSeconds = savedSeconds_;
+  tSource = savedSource_;
   tHas = savedHas_;
   tCancel = savedCancel_;
 }
@@ -78,6 +85,8 @@ bool Scope::expired() { return cancelled() || (tHas && Clock::now() >= tAt); }
 
 double Scope::seconds() { return tHas ? tSeconds : 0; }
 
+const char* Scope::source() { return tSource; }
+
 Status expiredError(const std::string& what) {
   if (Scope::cancelled()) {
     return Status(Code::kRemoteError, "aborted (strataCommAbort) while " + what);
@@ -85,7 +94,7 @@ Status expiredError(const std::string& what) {
   char budget[64];
   std::snprintf(budget, sizeof(budget), "%g", Scope::seconds());
   return Status(Code::kRemoteError,
-                std::string("timed out after ") + budget + " s (STRATA_TIMEOUT) " + what);
+                std::string("timed out after ") + budget + " s (" + Scope::source() + ") " + what);
 }
 
 }  // namespace strata::deadline

@@ -35,7 +35,9 @@ bool parseSeconds(const std::string& text, double* out);
 class Scope {
  public:
   // seconds <= 0: no deadline of its own (an outer one still applies). cancel: optional.
-  explicit Scope(double seconds, const std::atomic<bool>* cancel = nullptr);
+  // source: where the budget was set, for messages (a string that outlives the scope).
+  explicit Scope(double seconds, const std::atomic<bool>* cancel = nullptr,
+                 const char* source = "STRATA_TIMEOUT");
   ~Scope();
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -46,12 +48,15 @@ class Scope {
   static bool expired();
   // Whether the cancel flag is set (the error then says aborted, not timed out).
   static bool cancelled();
-  // The budget of the innermost scope with a deadline, in seconds (for messages).
+  // The budget of the innermost scope with a deadline, in seconds, and where it was set (for
+  // messages).
   static double seconds();
+  static const char* source();
 
  private:
   Clock::time_point savedAt_;
   double savedSeconds_;
+  const char* savedSource_;
   bool savedHas_;
   const std::atomic<bool>* savedCancel_;
 };
@@ -90,7 +95,7 @@ class Poll {
 };
 
 // The status of a wait that ended on the deadline (strataRemoteError): "timed out after 2 s
-// (STRATA_TIMEOUT) <what>", or "aborted (strataCommAbort) while <what>" when cancelled.
+// (STRATA_TIMEOUT) <what>", the scope's source in the parentheses, or "aborted (strataCommAbort) while <what>" when cancelled.
 Status expiredError(const std::string& what);
 
 }  // namespace strata::deadline

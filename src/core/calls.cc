@@ -28,7 +28,7 @@ std::string callContext(const Comm& c, uint64_t seq, const Call& call, size_t gr
 // the ranks may now be at different points: it puts the communicator in its error state.
 template <typename Body>
 Status bounded(Comm& c, uint64_t seq, const Call& first, size_t calls, Body body) {
-  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
   HostExecutor x(c.scratch());
   Status st = body(x);
   if (st.isOk()) return st;
@@ -56,7 +56,7 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
 }
 
 StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced = nullptr) {
-  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
   StatusOr<Prepared> p = forced != nullptr ? prepareWithPlan(c, call, *forced) : prepare(c, call);
   if (p.isOk()) return p;
   return setupFailed(c, p.status(),
@@ -87,7 +87,7 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
   {
     // The plans of every pack size, made here since the runner may set nothing up: a setup
     // like prepareBounded's, bounded and failing the same way.
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
     const Status st = c.prepareFusionPlans(c.settings().fusionBytes);
     if (!st.isOk()) return setupFailed(c, st, "the fusion plans");
   }
@@ -182,6 +182,19 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
   const uint64_t ticket = queueHost(c, std::move(host));
   if (wait) STRATA_RETURN_IF_ERROR(c.engine().wait(ticket));
   return ticket;
+}
+
+Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
+  c.cutFusion();
+  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  HostExecutor x(c.scratch());
+  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+  const Status st = flat->probe(peer, found, source, bytes);
+  if (st.isOk() || st.code() == Code::kInvalidUsage) return st;
+  const Status failed = st.withContext("probe on rank " + std::to_string(c.rank()) + " of " +
+                                       std::to_string(c.size()));
+  c.engine().fail(failed);
+  return failed;
 }
 
 Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,

@@ -35,6 +35,12 @@ StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call);
 // nonblocking. Returns the host call's ticket (0: the group had no host call).
 StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls);
 
+// strataIprobe: whether a point-to-point message on host buffers waits for this rank, from
+// `peer` or any rank (-1): Fabric::probe on the flat group, which carries every host send and
+// receive. Runs after the queued calls, on the calling thread; a failure puts the
+// communicator in its error state, since a fabric that failed is in an unknown state.
+Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes);
+
 // An allreduce on host buffers under a given plan for every pass instead of the planner's
 // (strata-tune and the plan tests), after the queued calls, bounded and failing as issue()
 // does. Every rank must pass the same plan.

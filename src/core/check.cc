@@ -106,7 +106,7 @@ Status checkCalls(Comm& c, const std::vector<Call>& calls) {
     // Under the communicator's deadline: a rank that skipped the call never joins. A timeout
     // (unlike a mismatch, which every rank detects together) leaves the ranks at different
     // points, so it puts the communicator in its error state.
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
     Status st = compareCalls(*flat.fabric, CallDescriptor::of(call, seq));
     if (!st.isOk() && st.code() != Code::kInvalidUsage) c.engine().fail(st);
     STRATA_RETURN_IF_ERROR(st);

@@ -155,7 +155,7 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
 // Runs prepared calls on device buffers; the results are in place at return.
 Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
   // Bounded like the host calls (calls.cc): STRATA_TIMEOUT and the abort flag.
-  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag());
+  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
   DeviceState& d = *c.device();
   STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
   DeviceExecutor x(d);

@@ -109,7 +109,10 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   StatusOr<Settings> settings = Settings::fromEnv();
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, settings.status()));
   settings_ = settings.take();
-  if (opts.timeoutSeconds) settings_.timeoutSeconds = *opts.timeoutSeconds;
+  if (opts.timeoutSeconds) {
+    settings_.timeoutSeconds = *opts.timeoutSeconds;
+    settings_.timeoutSource = kConfigTimeout;
+  }
   STRATA_RETURN_IF_ERROR(checkAgreedSettings(*boot_, settings_));
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;

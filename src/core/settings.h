@@ -13,6 +13,9 @@
 
 namespace strata::core {
 
+// The source of a timeout given in a communicator's config, as messages name it.
+inline constexpr const char* kConfigTimeout = "the communicator's timeoutMs";
+
 struct Settings {
   std::string hostName;        // STRATA_HOSTNAME, else this machine's: how ranks group by host
   std::string topoFile;        // STRATA_TOPO_FILE
@@ -29,6 +32,9 @@ struct Settings {
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
   double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
+  // Where timeoutSeconds came from, for messages: STRATA_TIMEOUT, or the communicator's
+  // config (strataConfig_t.timeoutMs; the torch backend's group timeout).
+  const char* timeoutSource = "STRATA_TIMEOUT";
   WireType compress = WireType::kNone;  // STRATA_COMPRESS: the wire type of inter-host stages
   std::string net = "mpi";              // STRATA_NET: the inter-host engine, "mpi" or "ucx"
 

@@ -78,6 +78,20 @@ class Fabric {
   // count and type. No buffer is used by two operations.
   virtual Status exchange(const PeerOp* ops, size_t n) = 0;
 
+  // Whether a message that another member's exchange() sends to this one has arrived and no
+  // receive of this member has taken it yet: from member `peer`, or from any member when peer
+  // is -1. Nonblocking. On *found, *source is its sender and *bytes its length, and this
+  // member's next receive from *source in an exchange takes that message (messages between two
+  // members stay in order). Host fabrics that carry a communicator's point-to-point calls
+  // (mpi, ucx) implement it; the others say they cannot.
+  virtual Status probe(int peer, bool* found, int* source, size_t* bytes) {
+    (void)peer;
+    *found = false;
+    *source = -1;
+    *bytes = 0;
+    return invalidUsage(std::string("fabric ") + name() + " cannot probe for messages");
+  }
+
   // The same allreduce, started and finished apart (the dispatcher's pipeline overlaps it with
   // other fabrics' work). At most one is in flight per fabric; the buffers must stay untouched
   // until allReduceWait returns. progress() lets it advance and must be cheap: it is called

@@ -14,7 +14,8 @@
 // every message's bytes (p2p_exchange.h).
 //
 // All-to-all, gather and scatter (strataAllToAll, strataGather, strataScatter) against MPI's,
-// alone and in groups, and their argument errors (exchange_checks.h).
+// alone and in groups, and their argument errors (exchange_checks.h). strataIprobe and a
+// receive from any source built on it (probe_checks.h).
 //
 // --cross-order-group p2p|collectives runs only a group over two communicators that odd ranks
 // name in the other order (an entry of its own each).
@@ -34,6 +35,7 @@
 #include "mpi/exchange_checks.h"
 #include "mpi/mpi_harness.h"
 #include "mpi/p2p_exchange.h"
+#include "mpi/probe_checks.h"
 #include "strata/strata_mpi.h"
 
 namespace {
@@ -469,6 +471,7 @@ int main(int argc, char** argv) {
   runNonblockingInGroup(h, world);
   runNonblockingOnlyGroup(h, world);
   runExchanges(h, world);
+  runProbes(h, world);
 
   // A second communicator over every rank, and the world split by parity.
   h.step("the second communicator and the parity split");

@@ -8,7 +8,7 @@ maxima are exact in every dtype whatever the order of reduction, so results are 
 element by element without tolerance (AVG, which divides, is the one exception). Where Gloo
 lacks an operation or a dtype (bfloat16, reduce_scatter, _all_gather_base in torch 1.13) only
 the reference is compared, and a note says so. Also gather, scatter, all_gather_coalesced, sparse
-all_reduce, PREMUL_SUM, sequence numbers and the refusal of a receive from any source.
+all_reduce, PREMUL_SUM, sequence numbers and receives from any source (and their timeout).
 
     mpiexec --oversubscribe -n 4 /usr/bin/python3 tests/torch/test_ops.py
 """
@@ -318,7 +318,7 @@ def test_premul_sum(dt):
     ck.equal(inp, keep, f"_reduce_scatter_base premul_sum {dt} left its input as it was")
 
 
-def test_sequence_and_any_source():
+def test_sequence():
     if harness.BACKEND == "gloo":
         return
     pg = dist.distributed_c10d._get_default_group()
@@ -331,13 +331,72 @@ def test_sequence_and_any_source():
     seqs = [None] * size
     dist.all_gather_object(seqs, after, group=gloo)
     ck.check(len(set(seqs)) == 1, f"sequence numbers differ between ranks: {seqs}")
-    if size > 1:
+
+
+def test_any_source(dst, name, group):
+    """Every other rank sends `dst` two messages, [r]*5 then [r + 100]*5; `dst` receives them
+    all without naming a source, with recv and with irecv, and checks each sender, value and
+    per-sender order. Then one large message (past the transports' eager limits) from any
+    source, and a receive by source."""
+    if size == 1:
+        return
+    def mine(r, k):
+        return torch.full((100003 if k == 2 else 5,), float(r + 100 * k))
+    if rank == dst:
+        taken = {r: 0 for r in range(size) if r != dst}
+        for m in range(2 * (size - 1)):
+            out = torch.full((5,), -1.0)
+            if m % 2 == 0:
+                src = dist.recv(out, group=group)
+            else:
+                work = dist.irecv(out, group=group)
+                work.wait()
+                src = work._source_rank()
+            if taken.get(src, 2) >= 2:
+                ck.fail(f"{name}: recv from any source at {dst} named rank {src}")
+                return
+            ck.equal(out, mine(src, taken[src]), f"{name}: message {taken[src]} of rank {src}")
+            taken[src] += 1
+    else:
+        for k in range(2):
+            dist.send(mine(rank, k), dst, group=group)
+    dist.barrier(group=group)
+    big = (dst + 1) % size
+    if rank == big:
+        dist.send(mine(rank, 2), dst, group=group)
+    if rank == dst:
+        out = torch.full((100003,), -1.0)
+        src = dist.recv(out, group=group)
+        ck.check(src == big, f"{name}: the large message named rank {src}, not {big}")
+        ck.equal(out, mine(big, 2), f"{name}: the large message from any source")
+        if big != dst:
+            dist.send(torch.full((3,), 7.0), big, group=group)
+    if rank == big:
+        out = torch.zeros(3)
+        dist.recv(out, src=dst, group=group)
+        ck.equal(out, torch.full((3,), 7.0), f"{name}: recv by source after any source")
+
+
+def test_any_source_timeout():
+    """Nobody sends: a receive from any source fails within the group's timeout with "Timed out",
+    and the group still works."""
+    if size == 1 or harness.BACKEND == "gloo":
+        return
+    import datetime
+    group = dist.new_group(backend=harness.BACKEND, timeout=datetime.timedelta(seconds=2))
+    if rank == 0:
+        started = time.monotonic()
         try:
-            dist.recv(torch.zeros(2))  # no src: any source
-            ck.fail("recv from any source was not refused")
+            dist.recv(torch.zeros(2), group=group)
+            ck.fail("recv from any source with no sender returned")
         except RuntimeError as e:
-            ck.check("any source" in str(e) and "src=" in str(e),
-                     f"recv from any source: unclear error: {e}")
+            took = time.monotonic() - started
+            ck.check("Timed out" in str(e), f"recv from any source: error without 'Timed out': {e}")
+            ck.check(1.5 < took < 10, f"recv from any source timed out after {took:.1f} s, not ~2 s")
+    dist.barrier(group=gloo)  # the others wait for rank 0 here, not on the group's 2 s deadline
+    t = torch.ones(3)
+    dist.all_reduce(t, group=group)
+    ck.equal(t, torch.full((3,), float(size)), "the group after a receive from any source timed out")
 
 
 def test_barrier():
@@ -410,7 +469,11 @@ for dt in FLOATS:
     test_premul_sum(dt)
 test_alltoall(torch.float32, 0)
 test_sparse_all_reduce()
-test_sequence_and_any_source()
+test_sequence()
+for dst in (0, size - 1):
+    test_any_source(dst, harness.BACKEND, None)
+    test_any_source(dst, "gloo-ref", gloo)
+test_any_source_timeout()
 test_barrier()
 test_non_contiguous()
 test_subgroup()

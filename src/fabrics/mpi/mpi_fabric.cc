@@ -147,6 +147,9 @@ class MpiFabric final : public Fabric {
   }
 
   Status exchange(const PeerOp* ops, size_t n) override { return p2p_.run(ops, n, rank_, size_); }
+  Status probe(int peer, bool* found, int* source, size_t* bytes) override {
+    return p2p_.probe(peer, found, source, bytes);
+  }
 
   // Large calls run the point-to-point ring (mpi_ring.h: both link directions busy at once);
   // small ones MPI_Iallreduce, whose latency-bound algorithms suit them.

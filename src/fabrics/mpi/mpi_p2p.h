@@ -22,6 +22,9 @@ class PeerExchange {
   // Posts every operation and waits for all within the thread's deadline. rank/size: this
   // member's position, for messages.
   Status run(const PeerOp* ops, size_t n, int rank, int size);
+  // Fabric::probe: MPI_Iprobe on the exchange's tag. An operation cut into pieces shows its
+  // first piece's length.
+  Status probe(int peer, bool* found, int* source, size_t* bytes);
 
  private:
   Status checkCounts(const PeerOp* ops, size_t n);

@@ -57,6 +57,18 @@ class Link {
   // waited on again, receives cancelled; their buffers may still be touched by a late peer,
   // so the caller's communicator enters its error state.
   virtual Status wait(Channel ch, const char* what) = 0;
+
+  // Fabric::probe on channel `ch`: whether the next message of `ch` from `peer` (any member
+  // when -1) has arrived with no receive posted for it, and its sender and length. A
+  // transport that cannot tell says so.
+  virtual Status probe(Channel ch, int peer, bool* found, int* source, size_t* bytes) {
+    (void)ch;
+    (void)peer;
+    *found = false;
+    *source = -1;
+    *bytes = 0;
+    return invalidUsage("this transport cannot probe for messages");
+  }
 };
 
 // Posts a send to `to` and a receive from `from` on `ch`, then waits for both (one ring step).

@@ -60,6 +60,9 @@ class UcxFabric final : public Fabric {
     return calls_.gather(in, out, counts, displs, type, root);
   }
   Status exchange(const PeerOp* ops, size_t n) override { return calls_.exchange(ops, n); }
+  Status probe(int peer, bool* found, int* source, size_t* bytes) override {
+    return link_->probe(p2p::Channel::kExchange, peer, found, source, bytes);
+  }
 
   // The ring, on its own channel (its messages never meet a blocking call's), advanced by
   // progress(). Whatever the size: the pipeline starts pieces it means to overlap, and a

@@ -203,6 +203,41 @@ Status UcxLink::test(p2p::Channel ch, bool* done) {
   return collect(ch, done);
 }
 
+Status UcxLink::probe(p2p::Channel ch, int peer, bool* found, int* source, size_t* bytes) {
+  *found = false;
+  *source = -1;
+  *bytes = 0;
+  while (ucp_worker_progress(worker_) != 0) {
+  }
+  ChannelState& c = channels_[static_cast<unsigned>(ch)];
+  // The message a receive from `from` would take next, if it waits unexpected.
+  auto next = [&](int from) {
+    ucp_tag_recv_info_t info{};
+    if (ucp_tag_probe_nb(worker_, tag(ch, from, c.taken[from]), kFullMask, 0, &info) == nullptr) {
+      return false;
+    }
+    *found = true;
+    *source = from;
+    *bytes = info.length;
+    return true;
+  };
+  if (peer >= 0) {
+    next(peer);
+    return Status::ok();
+  }
+  // Any sender: the channel's first unexpected message names one; UCX keeps each endpoint's
+  // messages in order, so it is that sender's next. Should it not be, every sender is asked.
+  constexpr uint64_t kChannelMask = uint64_t{0xff} << 56;
+  ucp_tag_recv_info_t info{};
+  if (ucp_tag_probe_nb(worker_, tag(ch, 0, 0), kChannelMask, 0, &info) == nullptr) {
+    return Status::ok();
+  }
+  const int from = static_cast<int>((info.sender_tag >> 32) & (kMaxMembers - 1));
+  if (from < size_ && next(from)) return Status::ok();
+  for (int j = 0; j < size_ && !*found; ++j) next(j);
+  return Status::ok();
+}
+
 Status UcxLink::wait(p2p::Channel ch, const char* what) {
   deadline::Poll poll;
   for (unsigned polls = 0;; ++polls) {

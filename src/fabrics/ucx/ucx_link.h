@@ -49,6 +49,9 @@ class UcxLink final : public p2p::Link {
   Status postRecv(p2p::Channel ch, int peer, void* buf, size_t bytes) override;
   Status test(p2p::Channel ch, bool* done) override;
   Status wait(p2p::Channel ch, const char* what) override;
+  // ucp_tag_probe_nb on the channel's bits (and the sender's, for one peer); a match counts
+  // only when it carries the sequence the next receive from its sender will post.
+  Status probe(p2p::Channel ch, int peer, bool* found, int* source, size_t* bytes) override;
 
   // strataCommAbort (or the error state): the destructor then neither flushes nor waits on
   // any peer, and keeps the worker (see there).

@@ -3,6 +3,7 @@
 // message of an expired wait.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "common/deadline.h"
@@ -43,6 +44,21 @@ TEST_CASE("a deadline scope expires after its seconds, and only then", "[deadlin
   }
   CHECK_FALSE(Scope::active());
   CHECK_FALSE(Scope::expired());
+}
+
+TEST_CASE("a deadline's message names where its budget was set", "[deadline]") {
+  Scope outer(100, nullptr, "the outer source");
+  {
+    Scope config(0.01, nullptr, "the communicator's timeoutMs");
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    CHECK(strata::deadline::expiredError("waiting for y").message() ==
+          "timed out after 0.01 s (the communicator's timeoutMs) waiting for y");
+  }
+  CHECK(std::string(Scope::source()) == "the outer source");
+  {
+    Scope later(1000, nullptr, "a later, longer one");  // does not replace the earlier deadline
+    CHECK(std::string(Scope::source()) == "the outer source");
+  }
 }
 
 TEST_CASE("nested scopes: the earlier deadline wins and the outer one comes back", "[deadline]") {
