@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "strata/strata.h"
 
@@ -39,6 +40,9 @@ inline bool hasRoot(Collective c) {
          c == Collective::kRecv || c == Collective::kScatter || c == Collective::kGather;
 }
 
+// Whether only two ranks take part (a send or a receive).
+inline bool pointToPoint(Collective c) { return c == Collective::kSend || c == Collective::kRecv; }
+
 struct Call {
   Collective coll = Collective::kAllReduce;
   const void* send = nullptr;  // null for recv
@@ -49,6 +53,9 @@ struct Call {
   strataDataType_t type = strataFloat32;
   strataRedOp_t op = strataSum;  // reductions only
   int root = 0;                  // broadcast and reduce: the root; send and recv: the peer
+  // Its number on the communicator, given once as it is issued (core/check.h: CallSequence)
+  // and named by every message and check about it; 0 until then.
+  uint64_t seq = 0;
 };
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 
 #include "common/datatype.h"
 #include "common/deadline.h"
+#include "core/bounded.h"
 #include "core/check.h"
 #include "core/device_side.h"
 #include "core/dispatch.h"
@@ -12,42 +13,19 @@
 #include "core/fusion_queue.h"
 
 namespace strata::core {
-namespace {
 
-// "allreduce #12 (1000 float32, sum) on rank 3 of 8": where an error happened.
-std::string callContext(const Comm& c, uint64_t seq, const Call& call, size_t groupSize) {
-  std::string s = std::string(collectiveName(call.coll)) + " #" + std::to_string(seq);
+std::string callContext(const Comm& c, const Call& first, size_t groupSize) {
+  std::string s = std::string(collectiveName(first.coll)) + " #" + std::to_string(first.seq);
+  if (pointToPoint(first.coll)) {
+    s += (first.coll == Collective::kSend ? " to rank " : " from rank ") +
+         std::to_string(first.root);
+  }
   if (groupSize > 1) s += " (a group of " + std::to_string(groupSize) + " calls)";
-  s += " (" + std::to_string(call.count) + " " + dataTypeName(call.type) + ") on rank " +
+  s += " (" + std::to_string(first.count) + " " + dataTypeName(first.type) + ") on rank " +
        std::to_string(c.rank()) + " of " + std::to_string(c.size());
   return s;
 }
 
-// Runs `body` (on a HostExecutor) under the communicator's deadline (STRATA_TIMEOUT, and its
-// abort flag: common/deadline.h), on whichever thread runs it. Any failure while running means
-// the ranks may now be at different points: it puts the communicator in its error state.
-template <typename Body>
-Status bounded(Comm& c, uint64_t seq, const Call& first, size_t calls, Body body) {
-  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-  HostExecutor x(c.scratch());
-  Status st = body(x);
-  if (st.isOk()) return st;
-  st = st.withContext(callContext(c, seq, first, calls));
-  c.engine().fail(st);
-  return st;
-}
-
-// Prepared host calls, bounded.
-Status runBounded(Comm& c, uint64_t seq, const std::vector<Prepared>& calls) {
-  return bounded(c, seq, calls[0].call, calls.size(), [&](Executor& x) {
-    return calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
-  });
-}
-
-// Makes what a call runs on (core/dispatch.h: plans, groups, fabrics; collective with the
-// other ranks on first use), under the communicator's deadline like the run itself. A failure
-// there leaves the ranks at different points of their setups, so it too puts the communicator
-// in its error state. `forced`: a given plan instead of the planner's (allReduceWithPlan).
 Status setupFailed(Comm& c, const Status& why, const std::string& what) {
   const Status st = why.withContext("setting up " + what + " on rank " + std::to_string(c.rank()) +
                                     " of " + std::to_string(c.size()));
@@ -55,21 +33,30 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
   return st;
 }
 
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced = nullptr) {
+StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
   StatusOr<Prepared> p = forced != nullptr ? prepareWithPlan(c, call, *forced) : prepare(c, call);
   if (p.isOk()) return p;
   return setupFailed(c, p.status(),
-                     std::string(collectiveName(call.coll)) + " (" + std::to_string(call.count) +
-                         " " + dataTypeName(call.type) + ")");
+                     std::string(collectiveName(call.coll)) + " #" + std::to_string(call.seq) +
+                         " (" + std::to_string(call.count) + " " + dataTypeName(call.type) + ")");
+}
+
+namespace {
+
+// Prepared host calls (one, or a group's units), on a HostExecutor, bounded.
+Status runBounded(Comm& c, const std::vector<Prepared>& calls) {
+  return bounded(c, calls[0].call, calls.size(), [&]() {
+    HostExecutor x(c.scratch());
+    return calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+  });
 }
 
 // Queues `calls` (prepared, host buffers) as one engine call.
 uint64_t queueHost(Comm& c, std::vector<Prepared> calls) {
-  const uint64_t seq = c.nextSeq();
-  return c.engine().submit([&c, seq, calls = std::move(calls)](const Status& earlier) -> Status {
+  return c.engine().submit([&c, calls = std::move(calls)](const Status& earlier) -> Status {
     if (!earlier.isOk()) return earlier;
-    return runBounded(c, seq, calls);
+    return runBounded(c, calls);
   });
 }
 
@@ -87,7 +74,8 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
   {
     // The plans of every pack size, made here since the runner may set nothing up: a setup
     // like prepareBounded's, bounded and failing the same way.
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(),
+                          c.settings().timeoutSource);
     const Status st = c.prepareFusionPlans(c.settings().fusionBytes);
     if (!st.isOk()) return setupFailed(c, st, "the fusion plans");
   }
@@ -96,92 +84,116 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
   // One thread issues calls at a time (core/engine.h), so the next ticket is known here.
   const uint64_t ticket = c.engine().submitted() + 1;
   const uint64_t id = q->add(std::move(p), ticket);
-  const uint64_t seq = c.nextSeq();
-  const uint64_t got = c.engine().submit([&c, q, id, seq, call](const Status& earlier) -> Status {
+  const uint64_t got = c.engine().submit([&c, q, id, call](const Status& earlier) -> Status {
     if (!earlier.isOk()) return earlier;
-    return bounded(c, seq, call, 1, [&](Executor& x) { return q->run(c, x, id); });
+    return bounded(c, call, 1, [&]() {
+      HostExecutor x(c.scratch());
+      return q->run(c, x, id);
+    });
   });
   if (got != ticket) return internalError("fusion queue: calls issued from two threads at once");
   return got;
 }
 
-}  // namespace
-
-Status issue(Comm& c, const Call& call, strataStream_t stream) {
-  c.cutFusion();
-  // Numbered and, with STRATA_CHECK, compared across ranks before any setup (core/check.h).
-  STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
-  STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
-  if (place == Place::kDevice) return submitDevice(c, {call}, {stream});
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call));
-  // A communicator's calls run in call order on every rank: the queued ones first. In the
-  // error state this fails fast with the first error.
-  STRATA_RETURN_IF_ERROR(c.engine().drain());
-  return runBounded(c, c.nextSeq(), {p});
-}
-
-StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
-  STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
-  if (place == Place::kDevice) {
-    return invalidArgument(std::string("the nonblocking ") + collectiveName(call.coll) +
-                           " takes host buffers; on device buffers use the stream-ordered call");
-  }
-  STRATA_RETURN_IF_ERROR(checkCalls(c, {call}));
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call));
-  STRATA_RETURN_IF_ERROR(c.engine().error());
-  if (fusable(c, call)) return queueFusable(c, std::move(p));
-  c.cutFusion();
-  return queueHost(c, {p});
-}
-
-StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
-  c.cutFusion();
-  std::vector<Call> device;
-  std::vector<strataStream_t> streams;
-  std::vector<Call> hostCalls;
-  std::vector<Prepared> host;
-  bool wait = false;
-  std::vector<Call> all;
-  for (const GroupCall& g : calls) all.push_back(g.call);
-  STRATA_RETURN_IF_ERROR(checkCalls(c, all));
+// Where each call's buffers live, before anything is numbered or set up (a refusal here is
+// local, like an argument error). A nonblocking call takes host buffers.
+StatusOr<std::vector<Place>> placeAll(const Comm& c, const std::vector<GroupCall>& calls) {
+  std::vector<Place> places;
   for (const GroupCall& g : calls) {
     STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, g.call.send, g.call.recv));
-    if (place == Place::kDevice) {
-      if (g.nonblocking) {
-        return invalidArgument(std::string("the nonblocking ") + collectiveName(g.call.coll) +
-                               " takes host buffers; on device buffers use the stream-ordered "
-                               "call");
-      }
-      device.push_back(g.call);
-      streams.push_back(g.stream);
-      continue;
+    if (place == Place::kDevice && g.nonblocking) {
+      return invalidArgument(std::string("the nonblocking ") + collectiveName(g.call.coll) +
+                             " takes host buffers; on device buffers use the stream-ordered call");
     }
-    hostCalls.push_back(g.call);
-    wait = wait || !g.nonblocking;
+    places.push_back(place);
   }
-  // The host calls' units (core/fusion.h: packs cut from the call sequence alone, the same on
-  // every rank), each prepared as one call.
-  const size_t theta = c.size() > 1 ? c.settings().fusionBytes : 0;
-  for (const FusionUnit& u : fusePlan(hostCalls, theta)) {
+  return places;
+}
+
+// The host calls' units (core/fusion.h: packs cut from the call sequence alone, the same on
+// every rank; a lone call is one unit), each prepared as one call.
+StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& host,
+                                            const plan::Plan* forced) {
+  const size_t theta = c.size() > 1 && host.size() > 1 ? c.settings().fusionBytes : 0;
+  std::vector<Prepared> units;
+  for (const FusionUnit& u : fusePlan(host, theta)) {
     if (!u.pack()) {
-      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, hostCalls[u.members[0]]));
-      host.push_back(std::move(p));
+      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, host[u.members[0]], forced));
+      units.push_back(std::move(p));
       continue;
     }
-    Call whole = hostCalls[u.members[0]];
-    whole.send = nullptr;  // the fusion buffer, at run time
+    Call whole = host[u.members[0]];  // the pack is named by its first member
+    whole.send = nullptr;             // the fusion buffer, at run time
     whole.recv = nullptr;
     whole.count = u.bytes / dataTypeSize(whole.type);
     STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, whole));
-    for (size_t i : u.members) p.fused.push_back(hostCalls[i]);
-    host.push_back(std::move(p));
+    for (size_t i : u.members) p.fused.push_back(host[i]);
+    units.push_back(std::move(p));
+  }
+  return units;
+}
+
+// The one issue path of every call, whatever its memory:
+//   1. place: host or device buffers (placeOf decides, nothing else does);
+//   2. number every call (Call::seq) and, with STRATA_CHECK, compare the collectives;
+//   3. prepare each, bounded (a setup that fails is the error state);
+//   4. run: device calls ordered on their streams (core/device_side.h); host calls on this
+//      thread after the queued ones when all are blocking, else queued on the engine (a lone
+//      fusable nonblocking allreduce through the fusion queue), waited for when any blocks.
+// Returns the host calls' engine ticket (0 when nothing was queued).
+StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
+                              const plan::Plan* forced = nullptr) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<Place> places, placeAll(c, calls));
+  const bool lone = calls.size() == 1;
+  const bool fuse = lone && forced == nullptr && calls[0].nonblocking &&
+                    places[0] == Place::kHost && fusable(c, calls[0].call);
+  if (!fuse) c.cutFusion();  // anything else ends the fusion queue's current run
+  std::vector<Call> all;
+  for (const GroupCall& g : calls) all.push_back(g.call);
+  STRATA_RETURN_IF_ERROR(checkCalls(c, all));
+  std::vector<Prepared> device;
+  std::vector<strataStream_t> streams;
+  std::vector<Call> host;
+  bool queued = false, blocks = false;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (places[i] == Place::kHost) {
+      host.push_back(all[i]);
+      (calls[i].nonblocking ? queued : blocks) = true;
+    } else if (all[i].count > 0) {  // a device call of count 0 has nothing to order
+      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, all[i], forced));
+      device.push_back(std::move(p));
+      streams.push_back(calls[i].stream);
+    }
   }
   if (!device.empty()) STRATA_RETURN_IF_ERROR(submitDevice(c, device, streams));
   if (host.empty()) return uint64_t{0};
+  STRATA_ASSIGN_OR_RETURN(std::vector<Prepared> units, prepareHost(c, host, forced));
+  if (!queued) {
+    // A communicator's calls run in call order on every rank: the queued ones first. In the
+    // error state this fails fast with the first error.
+    STRATA_RETURN_IF_ERROR(c.engine().drain());
+    STRATA_RETURN_IF_ERROR(runBounded(c, units));
+    return uint64_t{0};
+  }
   STRATA_RETURN_IF_ERROR(c.engine().error());
-  const uint64_t ticket = queueHost(c, std::move(host));
-  if (wait) STRATA_RETURN_IF_ERROR(c.engine().wait(ticket));
+  if (fuse) return queueFusable(c, std::move(units[0]));
+  const uint64_t ticket = queueHost(c, std::move(units));
+  if (blocks) STRATA_RETURN_IF_ERROR(c.engine().wait(ticket));
   return ticket;
+}
+
+}  // namespace
+
+Status issue(Comm& c, const Call& call, strataStream_t stream) {
+  return issueCalls(c, {GroupCall{call, stream, false}}).status();
+}
+
+StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
+  return issueCalls(c, {GroupCall{call, nullptr, true}});
+}
+
+StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
+  return issueCalls(c, calls);
 }
 
 Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
@@ -202,7 +214,6 @@ Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void
   // A plan that does not fit the hierarchy is the caller's mistake, found locally: no error
   // state for it.
   STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
-  c.cutFusion();
   Call call;
   call.coll = Collective::kAllReduce;
   call.send = send;
@@ -210,9 +221,7 @@ Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void
   call.count = count;
   call.type = type;
   call.op = op;
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, &plan));
-  STRATA_RETURN_IF_ERROR(c.engine().drain());
-  return runBounded(c, c.nextSeq(), {p});
+  return issueCalls(c, {GroupCall{call, nullptr, false}}, &plan).status();
 }
 
 }  // namespace strata::core

@@ -11,10 +11,6 @@
 namespace strata::core {
 namespace {
 
-bool pointToPoint(Collective coll) {
-  return coll == Collective::kSend || coll == Collective::kRecv;
-}
-
 const int64_t* fields(const CallDescriptor& d) { return &d.seq; }
 
 }  // namespace
@@ -90,13 +86,12 @@ Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine) {
   return invalidUsage(std::move(message));
 }
 
-Status checkCalls(Comm& c, const std::vector<Call>& calls) {
+Status checkCalls(Comm& c, std::vector<Call>& calls) {
   const bool check = c.settings().check && c.size() > 1;
   bool drained = false;
-  for (const Call& call : calls) {
-    if (pointToPoint(call.coll)) continue;
-    const uint64_t seq = c.callSequence().next();
-    if (!check) continue;
+  for (Call& call : calls) {
+    c.callSequence().number(call);
+    if (!check || pointToPoint(call.coll)) continue;
     if (!drained) {
       STRATA_RETURN_IF_ERROR(c.engine().drain());
       drained = true;
@@ -107,7 +102,7 @@ Status checkCalls(Comm& c, const std::vector<Call>& calls) {
     // (unlike a mismatch, which every rank detects together) leaves the ranks at different
     // points, so it puts the communicator in its error state.
     deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-    Status st = compareCalls(*flat.fabric, CallDescriptor::of(call, seq));
+    Status st = compareCalls(*flat.fabric, CallDescriptor::of(call, call.seq));
     if (!st.isOk() && st.code() != Code::kInvalidUsage) c.engine().fail(st);
     STRATA_RETURN_IF_ERROR(st);
   }

@@ -61,24 +61,31 @@ struct CallDescriptor {
 // first rank's whose call differs. Empty when all agree.
 std::string mismatchMessage(const std::vector<CallDescriptor>& all);
 
-// A communicator's collective count: every rank numbers its n-th collective n. Advanced on the
-// issuing thread, in issue order (which is the order calls run in).
+// The one numbering of a communicator's calls, on the issuing thread in issue order (which is
+// the order calls run in). Every rank numbers its n-th collective n, so "allreduce #12" names
+// the same call on every rank; sends and receives, which only two ranks take part in, are
+// numbered apart, per rank ("send #3"), so that they never shift the collectives' numbers.
 class CallSequence {
  public:
   uint64_t next() { return ++last_; }
   uint64_t last() const { return last_.load(); }
+  // Gives `call` its number (Call::seq).
+  void number(Call& call) {
+    call.seq = pointToPoint(call.coll) ? ++pointToPoint_ : next();
+  }
 
  private:
   std::atomic<uint64_t> last_{0};
+  uint64_t pointToPoint_ = 0;
 };
 
 // Step 2 and 3 above over `flat` (every rank of the communicator): ok when every rank passed
 // an equal descriptor, else invalidUsage with mismatchMessage() on every rank. Collective.
 Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine);
 
-// The hook the issuing paths (core/calls.cc) run before preparing `calls`: numbers each
-// collective and, with STRATA_CHECK, drains the engine and compares each one across the
-// ranks. Send and recv are neither numbered nor compared. Issuing thread only.
-Status checkCalls(Comm& c, const std::vector<Call>& calls);
+// The hook the issue path (core/calls.cc) runs before preparing `calls`: numbers each call
+// (Call::seq) and, with STRATA_CHECK, drains the engine and compares each collective across
+// the ranks. Send and recv are not compared. Issuing thread only.
+Status checkCalls(Comm& c, std::vector<Call>& calls);
 
 }  // namespace strata::core

@@ -170,9 +170,6 @@ class Comm {
   // reports it, and destroying the communicator frees it locally as strataCommAbort does (its
   // peers may be anywhere). Kept by the engine (Engine::fail and queued calls' failures).
   Status error() const { return engine_->error(); }
-  // The communicator's call sequence number (1, 2, ...), taken by each call as it is issued:
-  // the same on every rank for the same call, named in errors.
-  uint64_t nextSeq() { return ++seq_; }
   // Set by abandon(); waits under a deadline scope that carries it end at once.
   const std::atomic<bool>* cancelFlag() const { return &aborted_; }
 
@@ -230,7 +227,8 @@ class Comm {
   void cutFusion();
   Engine& engine() { return *engine_; }
   std::shared_ptr<Engine> sharedEngine() { return engine_; }  // for requests
-  // Numbers its collectives (core/check.h); issuing thread only.
+  // Numbers its calls (core/check.h: Call::seq, named by every message and check); issuing
+  // thread only.
   CallSequence& callSequence() { return callSequence_; }
   DeviceState* device() { return device_.get(); }
   void setDevice(std::unique_ptr<DeviceState, DeviceStateDeleter> d) { device_ = std::move(d); }
@@ -290,7 +288,6 @@ class Comm {
   std::unique_ptr<FusionQueue, FusionQueueDeleter> fusionQueue_;
   CallSequence callSequence_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
-  uint64_t seq_ = 0;
   std::atomic<bool> aborted_{false};
   // Declared last, stopped first: it runs the queued calls, which use everything above.
   // Shared with the requests of nonblocking calls, which may outlive the communicator.

@@ -11,6 +11,7 @@
 #include "common/cuda_check.h"
 #include "common/deadline.h"
 #include "common/log.h"
+#include "core/bounded.h"
 #include "core/dispatch.h"
 #include "fabrics/device_choice.h"
 #include "fabrics/mpi_cuda/mpi_cuda_fabric.h"
@@ -26,7 +27,7 @@ namespace strata::core {
 
 StatusOr<Place> placeOf(const Comm&, const void*, const void*) { return Place::kHost; }
 
-Status submitDevice(Comm&, const std::vector<Call>&, const std::vector<strataStream_t>&) {
+Status submitDevice(Comm&, const std::vector<Prepared>&, const std::vector<strataStream_t>&) {
   return internalError("a device call in a build without CUDA");
 }
 
@@ -152,19 +153,20 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
   return boot::agree(c.bootstrap(), first);
 }
 
-// Runs prepared calls on device buffers; the results are in place at return.
+// Runs prepared calls on device buffers; the results are in place at return. Bounded, named
+// and failing into the error state like the host calls (core/bounded.h).
 Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
-  // Bounded like the host calls (calls.cc): STRATA_TIMEOUT and the abort flag.
-  deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-  DeviceState& d = *c.device();
-  STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
-  DeviceExecutor x(d);
-  Status st = calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
-  const cudaError_t rc = cudaStreamSynchronize(d.stream);
-  if (st.isOk() && rc != cudaSuccess) {
-    st = cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__);
-  }
-  return st;
+  return bounded(c, calls[0].call, calls.size(), [&]() -> Status {
+    DeviceState& d = *c.device();
+    STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
+    DeviceExecutor x(d);
+    Status st = calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+    const cudaError_t rc = cudaStreamSynchronize(d.stream);
+    if (st.isOk() && rc != cudaSuccess) {
+      st = cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__);
+    }
+    return st;
+  });
 }
 
 // Collective setup for `calls` when one of them is new: the device state, the device fabrics.
@@ -213,27 +215,26 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv) {
   return Place::kDevice;
 }
 
-Status submitDevice(Comm& c, const std::vector<Call>& calls,
+Status submitDevice(Comm& c, const std::vector<Prepared>& prepared,
                     const std::vector<strataStream_t>& streams) {
-  std::vector<Prepared> prepared;
-  std::vector<cudaStream_t> gated;  // the distinct streams of calls with something to do
-  for (size_t i = 0; i < calls.size(); ++i) {
-    if (calls[i].count == 0) continue;  // nothing to order on its stream
-    STRATA_ASSIGN_OR_RETURN(Prepared p, prepare(c, calls[i]));
-    prepared.push_back(p);
-    const auto s = reinterpret_cast<cudaStream_t>(streams[i]);
+  std::vector<cudaStream_t> gated;  // the distinct streams of the calls
+  for (strataStream_t stream : streams) {
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
     if (std::find(gated.begin(), gated.end(), s) == gated.end()) gated.push_back(s);
   }
   if (prepared.empty()) return Status::ok();
-  STRATA_RETURN_IF_ERROR(setUp(c, prepared));
+  {
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(),
+                          c.settings().timeoutSource);
+    const Status st = setUp(c, prepared);
+    if (!st.isOk()) return setupFailed(c, st, "the device state and fabrics");
+  }
   STRATA_RETURN_IF_ERROR(c.engine().error());
   DeviceState& d = *c.device();
   if (!d.gate) {
     // No progress thread: the streams' earlier work first, then the calls, done at return.
     for (cudaStream_t s : gated) STRATA_CUDA_CHECK(cudaStreamSynchronize(s));
-    Status st = runOnDevice(c, prepared);
-    if (!st.isOk()) c.engine().fail(st);  // the error state, as for host calls
-    return st;
+    return runOnDevice(c, prepared);  // the error state on failure, as for host calls
   }
   // One ticket per stream; the last one's release frees them all (the gate's counter only
   // grows). A failure part-way leaves the held tickets to be released by a task that does

@@ -15,6 +15,7 @@
 #include "common/collective.h"
 #include "common/status.h"
 #include "core/comm.h"
+#include "core/dispatch.h"
 #include "strata/strata.h"
 
 namespace strata::core {
@@ -25,13 +26,14 @@ enum class Place { kHost, kDevice };
 // mixes host and device memory, naming which buffer is where.
 StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
 
-// Runs `calls` on device buffers (one call, or a group's device calls on this communicator:
-// dispatch.h runGroup), ordered on `streams` (one per call; see the top of this file): they
+// Runs `calls` (prepared by the issue path, core/calls.cc, each of count > 0) on device
+// buffers (one call, or a group's device calls on this communicator: dispatch.h runGroup),
+// ordered on `streams` (one per call; see the top of this file): they
 // start after the work queued on every one of them, and the work queued on any of them
 // afterwards sees every result. The first call of each (collective, count, type) also sets
 // up, collectively: the device state, then the device fabric of every group the call uses,
 // after the calls already queued ran (NCCL's init must not meet a gated stream).
-Status submitDevice(Comm& c, const std::vector<Call>& calls,
+Status submitDevice(Comm& c, const std::vector<Prepared>& calls,
                     const std::vector<strataStream_t>& streams);
 
 }  // namespace strata::core

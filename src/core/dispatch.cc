@@ -261,10 +261,6 @@ Status rooted(Comm& c, Executor& x, const Prepared& p) {
   return Status::ok();
 }
 
-bool pointToPoint(Collective coll) {
-  return coll == Collective::kSend || coll == Collective::kRecv;
-}
-
 fabric::PeerOp peerOp(const Call& k) {
   fabric::PeerOp op;
   op.send = k.coll == Collective::kSend;
