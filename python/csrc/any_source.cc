@@ -42,12 +42,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::recvAnysource(std::vector<at:
   const at::Tensor& t = single(tensors, "recv");
   checkCpu(t, "recv", "its point-to-point lanes run strata's blocking host calls");
   const strataDataType_t type = dataType(t, "recv");
-  TORCH_CHECK(size_ > 1, "strata: recv from any source in a group of one rank: no other rank "
+  TORCH_CHECK(size_ > 1,
+              "strata: recv from any source in a group of one rank: no other rank "
               "can send to it");
   TORCH_CHECK(up_.comm != nullptr, "strata: recv on a process group that was shut down");
   at::Tensor buf = contiguousBuffer(t);
-  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::RECVANYSOURCE, "recv",
-                                              tensors, std::vector<at::Tensor>{buf});
+  auto work = c10::make_intrusive<StrataWork>(rank_, c10d::OpType::RECVANYSOURCE, "recv", tensors,
+                                              std::vector<at::Tensor>{buf});
   ++seq_;
   // Only the lanes some rank can send on: none sends up to rank 0 or down to the last rank.
   std::vector<Lane*> lanes;
@@ -86,7 +87,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::recvAnysource(std::vector<at:
           } else {
             search->error = std::make_exception_ptr(std::runtime_error(
                 "Timed out (the group's timeout passed): strata: recv from any source: no rank "
-                "sent a message within " + std::to_string(timeoutMs) + " ms"));
+                "sent a message within " +
+                std::to_string(timeoutMs) + " ms"));
           }
           break;
         }

@@ -92,7 +92,7 @@ class ProcessGroupStrata : public BackendBase {
                                          std::vector<std::vector<at::Tensor>>& inputs,
                                          const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
-  // Refused with the reason: strata's point-to-point calls match by peer, as NCCL's do.
+  // strataIprobe on the lanes that carry messages to this rank, then strataRecv (any_source.cc).
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
                                                int tag) override;
   // Sequence numbers (_get_sequence_number_for_group): the operations this group has issued,

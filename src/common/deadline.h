@@ -95,7 +95,8 @@ class Poll {
 };
 
 // The status of a wait that ended on the deadline (strataRemoteError): "timed out after 2 s
-// (STRATA_TIMEOUT) <what>", the scope's source in the parentheses, or "aborted (strataCommAbort) while <what>" when cancelled.
+// (STRATA_TIMEOUT) <what>", the scope's source in the parentheses, or "aborted (strataCommAbort)
+// while <what>" when cancelled.
 Status expiredError(const std::string& what);
 
 }  // namespace strata::deadline

@@ -74,8 +74,7 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
   {
     // The plans of every pack size, made here since the runner may set nothing up: a setup
     // like prepareBounded's, bounded and failing the same way.
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(),
-                          c.settings().timeoutSource);
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
     const Status st = c.prepareFusionPlans(c.settings().fusionBytes);
     if (!st.isOk()) return setupFailed(c, st, "the fusion plans");
   }

@@ -70,9 +70,7 @@ class CallSequence {
   uint64_t next() { return ++last_; }
   uint64_t last() const { return last_.load(); }
   // Gives `call` its number (Call::seq).
-  void number(Call& call) {
-    call.seq = pointToPoint(call.coll) ? ++pointToPoint_ : next();
-  }
+  void number(Call& call) { call.seq = pointToPoint(call.coll) ? ++pointToPoint_ : next(); }
 
  private:
   std::atomic<uint64_t> last_{0};

@@ -44,19 +44,27 @@ struct LevelGroup {
   int size = 0;
 };
 
-// Schedules by (kind, root, count), so repeated calls of one size compute nothing new.
+// What a cached schedule is the schedule of: a collective of `count` elements (a broadcast or
+// reduce also by its form and root). Every field that changes the steps is in the key.
+struct ScheduleKey {
+  Collective coll = Collective::kAllReduce;
+  size_t count = 0;
+  plan::RootedForm form = plan::RootedForm::kFlat;  // broadcast and reduce
+  int root = 0;                                     // broadcast and reduce
+  bool operator<(const ScheduleKey& o) const {
+    return std::tie(coll, count, form, root) < std::tie(o.coll, o.count, o.form, o.root);
+  }
+  bool operator==(const ScheduleKey& o) const { return !(*this < o) && !(o < *this); }
+};
+
+// Schedules by key, so repeated calls of one size compute nothing new.
 // Bounded (a training loop has few sizes): when full, an entry is evicted, never the one the
 // previous get() returned, so the references of the last two calls stay valid (the pipeline
 // holds a full piece's schedule and the last piece's).
 class ScheduleCache {
  public:
   template <typename Make>
-  const std::vector<plan::Step>& get(int kind, size_t count, Make make) {
-    return get(kind, 0, count, make);
-  }
-  template <typename Make>
-  const std::vector<plan::Step>& get(int kind, int root, size_t count, Make make) {
-    const Key key{kind, root, count};
+  const std::vector<plan::Step>& get(const ScheduleKey& key, Make make) {
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       if (cache_.size() >= kMaxEntries) {
@@ -71,10 +79,9 @@ class ScheduleCache {
   }
 
  private:
-  using Key = std::tuple<int, int, size_t>;
   static constexpr size_t kMaxEntries = 256;
-  std::map<Key, std::vector<plan::Step>> cache_;
-  Key last_{-1, 0, 0};
+  std::map<ScheduleKey, std::vector<plan::Step>> cache_;
+  ScheduleKey last_{Collective::kGather, 0, plan::RootedForm::kFlat, -1};  // matches no key
 };
 
 // A plan ready to run: its derived hierarchy (one level per stage), the group of each stage,

@@ -224,8 +224,7 @@ Status submitDevice(Comm& c, const std::vector<Prepared>& prepared,
   }
   if (prepared.empty()) return Status::ok();
   {
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(),
-                          c.settings().timeoutSource);
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
     const Status st = setUp(c, prepared);
     if (!st.isOk()) return setupFailed(c, st, "the device state and fabrics");
   }

@@ -34,8 +34,6 @@ size_t pipelineBytes(const Comm& c, const plan::Plan& p) {
 
 bool hierarchical(const Comm& c) { return c.hierarchy().numLevels() > 1; }
 
-constexpr int kReduceScatterKey = 1, kAllGatherKey = 2;  // 0 is the allreduce (run_steps.cc)
-
 // The allreduce: every pass is a whole hierarchical allreduce of at most passElements
 // elements (an allreduce is elementwise, so pieces are independent allreduces), under the plan
 // prepare() chose for its size.
@@ -156,7 +154,8 @@ Status reduceScatter(Comm& c, Executor& x, const Call& k) {
   const strataRedOp_t fop = k.op == strataAvg ? strataSum : k.op;
   if (!hier && !inPlace && cols >= recvcount) {
     // One flat pass straight between the user's buffers.
-    const std::vector<Step>& steps = c.schedules().get(kReduceScatterKey, recvcount, [&] {
+    const ScheduleKey key{Collective::kReduceScatter, recvcount};
+    const std::vector<Step>& steps = c.schedules().get(key, [&] {
       return plan::flatBlockSteps(Collective::kReduceScatter, c.rank(), c.size(), recvcount);
     });
     const Step& s = steps[0];
@@ -176,7 +175,8 @@ Status reduceScatter(Comm& c, Executor& x, const Call& k) {
       STRATA_RETURN_IF_ERROR(
           x.copy(at(work, pos * w, ts), at(k.send, j * recvcount + a, ts), w * ts));
     }
-    const std::vector<Step>& steps = c.schedules().get(kReduceScatterKey, w, [&] {
+    const ScheduleKey key{Collective::kReduceScatter, w};
+    const std::vector<Step>& steps = c.schedules().get(key, [&] {
       return hier ? plan::reduceScatterSteps(h, c.rank(), w)
                   : plan::flatBlockSteps(Collective::kReduceScatter, c.rank(), c.size(), w);
     });
@@ -199,7 +199,8 @@ Status allGather(Comm& c, Executor& x, const Call& k) {
   const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
   if (!hier && cols >= sendcount) {
     // One flat pass straight between the user's buffers (in place when send is recv's block).
-    const std::vector<Step>& steps = c.schedules().get(kAllGatherKey, sendcount, [&] {
+    const ScheduleKey key{Collective::kAllGather, sendcount};
+    const std::vector<Step>& steps = c.schedules().get(key, [&] {
       return plan::flatBlockSteps(Collective::kAllGather, c.rank(), c.size(), sendcount);
     });
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
@@ -210,7 +211,8 @@ Status allGather(Comm& c, Executor& x, const Call& k) {
     STRATA_ASSIGN_OR_RETURN(void* work, x.scratch(p * w * ts));
     const size_t mine = hier ? plan::permutedPosition(h, c.rank()) : c.rank();
     STRATA_RETURN_IF_ERROR(x.copy(at(work, mine * w, ts), at(k.send, a, ts), w * ts));
-    const std::vector<Step>& steps = c.schedules().get(kAllGatherKey, w, [&] {
+    const ScheduleKey key{Collective::kAllGather, w};
+    const std::vector<Step>& steps = c.schedules().get(key, [&] {
       return hier ? plan::allGatherSteps(h, c.rank(), w)
                   : plan::flatBlockSteps(Collective::kAllGather, c.rank(), c.size(), w);
     });
@@ -238,13 +240,12 @@ Status rooted(Comm& c, Executor& x, const Prepared& p) {
   if (c.size() == 1) return Status::ok();  // the copy was the whole collective
   const strataRedOp_t fop = k.op == strataAvg ? strataSum : k.op;
   const size_t pass = passElements(c, ts), full = std::min(pass, k.count);
-  const int kind = 16 + 4 * static_cast<int>(k.coll);  // schedule-cache keys of their own
   for (size_t off = 0; off < k.count; off += pass) {
     const size_t n = std::min(pass, k.count - off);
     const plan::RootedForm form = n == full ? p.fullForm : p.lastForm;
-    const std::vector<Step>& steps = c.schedules().get(
-        kind + static_cast<int>(form), k.root, n,
-        [&] { return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n); });
+    const std::vector<Step>& steps = c.schedules().get(ScheduleKey{k.coll, n, form, k.root}, [&] {
+      return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
+    });
     void* work = nullptr;
     if (bcast || isRoot) {
       work = at(k.recv, off, ts);

@@ -20,10 +20,8 @@ StatusOr<fabric::Fabric*> fabricFor(Comm& c, Executor& x, const std::vector<Leve
   return x.fabricOf(level == plan::kFlatLevel ? c.flat() : *groups[level]);
 }
 
-constexpr int kAllReduceKey = 0;
-
 const std::vector<Step>& allReduceStepsOf(Comm& c, PlanExec& exec, size_t n) {
-  return exec.schedules.get(kAllReduceKey, n, [&] {
+  return exec.schedules.get(ScheduleKey{Collective::kAllReduce, n}, [&] {
     if (exec.plan.passthrough) return plan::flatAllReduceSteps(n);
     const bool ring = exec.plan.stages.back().algorithm == "ring";
     return plan::allReduceSteps(exec.derived, c.rank(), n, ring);

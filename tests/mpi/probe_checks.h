@@ -49,9 +49,9 @@ inline void expectNothing(Verdict& v, const Comm& cm, int peer, const std::strin
   size_t bytes = 7;
   if (!checkResult(v, strataIprobe(peer, cm.comm, &flag, &source, &bytes), cm.comm)) return;
   if (flag != 0 || source != -1 || bytes != 0) {
-    v.fail(when + ": strataIprobe(" + std::to_string(peer) + ") gave flag " +
-           std::to_string(flag) + " source " + std::to_string(source) + " bytes " +
-           std::to_string(bytes) + ", expected 0, -1, 0");
+    v.fail(when + ": strataIprobe(" + std::to_string(peer) + ") gave flag " + std::to_string(flag) +
+           " source " + std::to_string(source) + " bytes " + std::to_string(bytes) +
+           ", expected 0, -1, 0");
   }
 }
 
@@ -64,7 +64,8 @@ inline void receiveAny(Verdict& v, const Comm& cm) {
     int from = -1;
     size_t bytes = 0;
     if (!waitProbe(v, cm, STRATA_ANY_SOURCE, &from, &bytes)) return;
-    if (from < 0 || from >= cm.size || from == cm.rank || taken[from] >= messagesFrom(from, cm.size)) {
+    if (from < 0 || from >= cm.size || from == cm.rank ||
+        taken[from] >= messagesFrom(from, cm.size)) {
       v.fail("a probe named source " + std::to_string(from) + ", which has nothing to send");
       return;
     }
@@ -93,7 +94,8 @@ inline void receiveAny(Verdict& v, const Comm& cm) {
 
 inline void checkAnySource(Harness& h, const Comm& cm, int dst) {
   using namespace probe_detail;
-  const std::string name = "receive from any source at rank " + std::to_string(dst) + " on " + cm.name;
+  const std::string name =
+      "receive from any source at rank " + std::to_string(dst) + " on " + cm.name;
   h.step(name);
   Verdict v = h.verdict(name);
   // Nothing is sent before this barrier.
@@ -156,8 +158,8 @@ inline void checkProbeErrors(Harness& h, const Comm& cm) {
       v.fail(what + ": strataGetLastError is empty");
     }
   };
-  expect(strataIprobe(STRATA_ANY_SOURCE, cm.comm, nullptr, &source, &bytes),
-         strataInvalidArgument, "flag NULL", cm.comm);
+  expect(strataIprobe(STRATA_ANY_SOURCE, cm.comm, nullptr, &source, &bytes), strataInvalidArgument,
+         "flag NULL", cm.comm);
   expect(strataIprobe(cm.size, cm.comm, &flag, &source, &bytes), strataInvalidArgument,
          "peer = nranks", cm.comm);
   expect(strataIprobe(-2, cm.comm, &flag, &source, &bytes), strataInvalidArgument, "peer -2",

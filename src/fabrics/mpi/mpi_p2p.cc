@@ -83,8 +83,7 @@ Status PeerExchange::run(const PeerOp* ops, size_t n, int rank, int size) {
 Status PeerExchange::probe(int peer, bool* found, int* source, size_t* bytes) {
   int flag = 0;
   MPI_Status status;
-  const int rc =
-      MPI_Iprobe(peer < 0 ? MPI_ANY_SOURCE : peer, kPeerTag, comm_, &flag, &status);
+  const int rc = MPI_Iprobe(peer < 0 ? MPI_ANY_SOURCE : peer, kPeerTag, comm_, &flag, &status);
   if (rc != MPI_SUCCESS) return mpiError("MPI_Iprobe", rc, __FILE__, __LINE__);
   *found = flag != 0;
   *source = flag != 0 ? status.MPI_SOURCE : -1;
