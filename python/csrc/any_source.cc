@@ -61,7 +61,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::recvAnysource(std::vector<at:
   std::function<void()> after = copyBack(t, buf);
   for (Lane* lane : lanes) {
     strataComm_t comm = lane->comm;
-    lane->worker.post([=] {
+    // Explicit captures: `[=]` capturing `this` (for callbacks_) is deprecated in C++20, the
+    // standard PyTorch 2.14's headers require, and `[=, this]` is C++20 only.
+    lane->worker.post([this, search, comm, deadline, timeoutMs, buf, type, work, after] {
       // Between polls: 2 us at first, doubling up to 1 ms, so a message that arrives soon is
       // taken soon and a long wait costs little CPU.
       std::chrono::microseconds pause(2);

@@ -4,8 +4,9 @@
 // of a custom backend's devices when they share a backend name). Work is the top-level
 // c10d::Work in both.
 //
-// Checked against PyTorch's newest c10d headers we could read (only 1.13 has been compiled
-// here; see docs/torch.md "PyTorch versions"):
+// Checked against PyTorch's newest c10d headers we could read (compiled here: 1.13; syntax-
+// checked against Debian's 2.6.0 and 2.14.1 headers, scripts/pt2-syntax-check.sh; see
+// docs/torch.md "PyTorch versions"):
 // - c10d::Backend(int rank, int size); rank_ and size_ are protected members (const before
 //   2.x-late, plain int since); `virtual const std::string getBackendName() const`.
 // - Every collective we override keeps its 1.13 signature: broadcast, allreduce,
