@@ -19,6 +19,7 @@
 
 #include "api/handle.h"
 #include "bootstrap/mpi_bootstrap.h"
+#include "first_process.h"
 #include "size_arg.h"
 #include "strata/strata_mpi.h"
 #include "tool_main.h"
@@ -46,16 +47,6 @@ struct Options {
 
 constexpr const char* kTool = "strata-tune";
 int fail(const std::string& message) { return toolError(kTool, message); }
-
-// Before MPI_Init only the launcher's environment tells the ranks apart; rank 0 (or a process
-// started without mpirun) prints help and argument errors, so they appear once.
-bool firstProcess() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return std::string(v) == "0";
-  }
-  return true;
-}
 
 std::string numberText(double x) {
   char buf[32];
