@@ -1,4 +1,4 @@
-# What every tool shares on its command line (tools/tool_cli.h), checked across all seven
+# What every tool shares on its command line (tools/lib/tool_cli.h), checked across all seven
 # (included from tests/tools/CMakeLists.txt):
 #
 #   tools.cli.exit_codes     --help exits 0 and ends with the exit statuses; an unknown flag

@@ -1,6 +1,6 @@
 # Runs strata-kernels on a small sweep and checks the table's shape: a header per type and one
 # row per size (4 KiB and 16 KiB) with its numeric columns. Run with cmake -DKERNELS=... -P.
-# With -DCASE=bad_flag: usage errors exit 2 (tools/tool_cli.h), from the parser or after it.
+# With -DCASE=bad_flag: usage errors exit 2 (tools/lib/tool_cli.h), from the parser or after it.
 if(CASE STREQUAL "bad_flag")
   foreach(args "--bogus" "-b;64K;-e;4K" "-d;float7" "-k;1;--in-place")
     execute_process(COMMAND ${KERNELS} ${args}

@@ -35,7 +35,7 @@ mpirun() {
 
 expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
 # expect_exit CODE: a clean failure with exit code CODE (1 failure, 2 usage error; see
-# tools/tool_cli.h), a message on stderr, and no uncaught exception, signal or abort.
+# tools/lib/tool_cli.h), a message on stderr, and no uncaught exception, signal or abort.
 expect_exit() {
   expect_rc "$1"
   [ -s "$err" ] || fail "exit code $1 without a message"

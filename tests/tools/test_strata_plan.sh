@@ -425,7 +425,7 @@ EOF
 
   bad_arguments)
     # A wrong command line, found by the parser or after it, exits 2; a file that cannot be
-    # used exits 1 (tools/tool_cli.h).
+    # used exits 1 (tools/lib/tool_cli.h).
     usage_fails() {
       run "$@"
       expect_usage

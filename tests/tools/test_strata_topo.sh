@@ -288,7 +288,7 @@ EOF
     ;;
 
   bad_arguments)
-    # Usage errors exit 2 (tools/tool_cli.h), whether the parser or the tool finds them.
+    # Usage errors exit 2 (tools/lib/tool_cli.h), whether the parser or the tool finds them.
     run --bogus
     expect_usage
     has_err "--bogus"

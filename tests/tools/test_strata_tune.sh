@@ -35,7 +35,7 @@ case "$case_name" in
     ;;
 
   bad_arguments)
-    # Usage errors exit 2, whether the parser or the tool finds them (tools/tool_cli.h).
+    # Usage errors exit 2, whether the parser or the tool finds them (tools/lib/tool_cli.h).
     run -b 1X
     expect_usage
     has_err "-b/--minbytes '1X'"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What every strata tool shares on its command line (tools/tool_cli.h): one case per ctest
+# What every strata tool shares on its command line (tools/lib/tool_cli.h): one case per ctest
 # entry (tests/tools/cli.cmake).
 #
 #   test_tool_cli.sh CASE

@@ -2,7 +2,8 @@
 // a layer may include only itself and the layers its rule lists. The rules that matter most
 // are the ones the architecture step set up: src/gpu is the device runtime and includes only
 // src/common; src/fabrics never reaches up into src/core or across into src/gpu; the planner
-// (src/decompose) knows no fabric, bootstrap or core.
+// (src/decompose) knows no fabric, bootstrap or core. tools/ may use every layer, but reaches
+// the communicator only through core/tools_view.h.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +69,40 @@ TEST_CASE("every file of src/ includes only the layers its layer may use", "[lay
   const std::vector<Violation> found = violations(fs::path(STRATA_SOURCE_DIR) / "src");
   for (const Violation& v : found) {
     INFO(v.file << ": " << v.include);
+    CHECK(false);
+  }
+  CHECK(found.empty());
+}
+
+namespace {
+
+// The core and api headers a tool may include: the tools-facing view of a communicator and the
+// function that hands it out. Anything else there is the communicator's insides.
+const std::set<std::string>& toolsMayIncludeFromCoreAndApi() {
+  static const std::set<std::string> headers = {"core/tools_view.h", "api/tools_view.h"};
+  return headers;
+}
+
+}  // namespace
+
+TEST_CASE("tools/ reach the communicator only through its tools-facing view", "[layering]") {
+  const std::regex include(R"re(^\s*#\s*include\s+"((core|api)/[^"]+)")re");
+  const fs::path tools = fs::path(STRATA_SOURCE_DIR) / "tools";
+  std::vector<Violation> found;
+  for (const auto& entry : fs::recursive_directory_iterator(tools)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() || (ext != ".h" && ext != ".cc")) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      if (toolsMayIncludeFromCoreAndApi().count(m[1].str())) continue;
+      found.push_back({fs::relative(entry.path(), tools).string(), line});
+    }
+  }
+  for (const Violation& v : found) {
+    INFO("tools/" << v.file << ": " << v.include);
     CHECK(false);
   }
   CHECK(found.empty());

@@ -78,6 +78,10 @@ MPI_Op mpiOp(strataDataType_t type, strataRedOp_t op) {
     std::lock_guard<std::mutex> lock(gOpsMutex);
     return gOpsRefs > 0 && op >= 0 && op < kNumBaseOps ? gOwnOps[own][op] : MPI_OP_NULL;
   }
+  return mpiPredefinedOp(op);
+}
+
+MPI_Op mpiPredefinedOp(strataRedOp_t op) {
   switch (op) {
     case strataSum:
       return MPI_SUM;

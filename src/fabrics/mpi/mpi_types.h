@@ -19,6 +19,11 @@ MPI_Datatype mpiDatatype(strataDataType_t type);
 // first use while a reference is held (see acquireMpiOps).
 MPI_Op mpiOp(strataDataType_t type, strataRedOp_t op);
 
+// MPI's own predefined op for strataSum/Prod/Max/Min (MPI_OP_NULL for any other), whatever the
+// type: what mpiOp gives the types MPI reduces itself, and what strata-perf --vs mpi times
+// (MPI's own reduction, never strata's kernels).
+MPI_Op mpiPredefinedOp(strataRedOp_t op);
+
 // Reference-counts the user ops: created by the first acquire, freed by the last release, so
 // no MPI object outlives the last communicator (MPI_Finalize stays clean).
 Status acquireMpiOps();

@@ -23,6 +23,7 @@
 
 #include "bootstrap/mpi_bootstrap.h"
 #include "common/env.h"
+#include "first_process.h"
 #include "perf_args.h"
 #include "perf_bench.h"
 #include "perf_cli.h"
@@ -31,9 +32,9 @@
 #include "perf_plot.h"
 #include "perf_report.h"
 #include "strata/strata_mpi.h"
+#include "tool_cli.h"
 #include "tool_main.h"
 #include "topology/detect.h"
-#include "tool_cli.h"
 
 namespace strata::tools {
 namespace {

@@ -1,5 +1,5 @@
 // strata-tune, step 2: the candidate plans timed on the job's ranks across a sweep of message
-// sizes (float32 sum allreduces through core::allReduceWithPlan).
+// sizes (float32 sum allreduces through ToolsView::allReduceWithPlan).
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "core/comm.h"
+#include "core/tools_view.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "topology/hierarchy.h"
@@ -51,9 +51,9 @@ struct SweepProgress {
 };
 
 // Times the plans of every size of `o` on c (the predictions use `measured`, which must have
-// c.hierarchy's shape). Collective over c.mpi; every rank returns the same timings (each call's
-// time is the maximum over ranks). The progress callbacks run on rank 0 only.
-StatusOr<std::vector<SizeResult>> runSweep(core::Comm& c, const topo::Hierarchy& measured,
+// c.hierarchy's shape). Collective over MPI_COMM_WORLD; every rank returns the same timings (each
+// call's time is the maximum over ranks). The progress callbacks run on rank 0 only.
+StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hierarchy& measured,
                                            const SweepOptions& o, const SweepProgress& progress);
 
 }  // namespace strata::tools

@@ -10,50 +10,13 @@
 
 #include "common/datatype.h"
 #include "common/reduce.h"
+#include "fabrics/mpi/mpi_types.h"
 
 namespace strata::tools {
 namespace {
 
 constexpr unsigned char kPoison = 0xA5;  // an output byte no check pattern produces
 constexpr size_t kAlign = 4096;
-
-MPI_Datatype mpiTypeOf(strataDataType_t t) {
-  switch (t) {
-    case strataInt8:
-      return MPI_INT8_T;
-    case strataUint8:
-      return MPI_UINT8_T;
-    case strataInt32:
-      return MPI_INT32_T;
-    case strataUint32:
-      return MPI_UINT32_T;
-    case strataInt64:
-      return MPI_INT64_T;
-    case strataUint64:
-      return MPI_UINT64_T;
-    case strataFloat32:
-      return MPI_FLOAT;
-    case strataFloat64:
-      return MPI_DOUBLE;
-    default:  // fp16, bf16: refused with --vs mpi (resolveOptions)
-      return MPI_DATATYPE_NULL;
-  }
-}
-
-// MPI has no average: MPI_SUM, then the same division strata does (scaleDown), inside the
-// timed call.
-MPI_Op mpiOpOf(strataRedOp_t op) {
-  switch (op) {
-    case strataProd:
-      return MPI_PROD;
-    case strataMax:
-      return MPI_MAX;
-    case strataMin:
-      return MPI_MIN;
-    default:
-      return MPI_SUM;
-  }
-}
 
 // The poisoned elements of buf (n of them) that are no longer poisoned: a reduce's receive
 // buffer off the root must stay as it was.
@@ -119,8 +82,10 @@ Bench::Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, in
       rank_(rank),
       nranks_(nranks),
       typeSize_(dataTypeSize(o.type)),
-      mpiType_(mpiTypeOf(o.type)),
-      mpiOp_(mpiOpOf(o.redop)),
+      // Used only with --vs mpi, which refuses fp16 and bf16 (resolveOptions). MPI has no
+      // average: MPI_SUM, then the same division strata does (scaleDown), inside the timed call.
+      mpiType_(fabric::mpiDatatype(o.type)),
+      mpiOp_(fabric::mpiPredefinedOp(o.redop == strataAvg ? strataSum : o.redop)),
       pattern_(o.coll, o.type, o.redop, nranks),
       device_(device) {
   impls_.push_back(kStrata);

@@ -311,12 +311,4 @@ Geometry geometryFor(Collective c, size_t sizeBytes, size_t typeSize, int nranks
   return g;
 }
 
-bool firstProcess() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return std::string(v) == "0";
-  }
-  return true;
-}
-
 }  // namespace strata::tools

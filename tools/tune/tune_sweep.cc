@@ -7,8 +7,6 @@
 
 #include "bootstrap/bootstrap.h"
 #include "common/mpi_check.h"
-#include "core/calls.h"
-#include "core/dispatch.h"
 #include "decompose/planner.h"
 #include "fabrics/registry.h"
 #include "tune_measure.h"
@@ -26,11 +24,11 @@ struct Buffers {
 // One allreduce under `p`, timed between a barrier and the slowest rank's finish. Every rank
 // returns the same time, or the same error (a failure on one rank fails them all, so no rank is
 // left waiting in the next call).
-StatusOr<double> timedCall(core::Comm& c, const plan::Plan& p, Buffers& b, size_t count) {
+StatusOr<double> timedCall(core::ToolsView& c, const plan::Plan& p, Buffers& b, size_t count) {
   STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const double t0 = MPI_Wtime();
   const Status st =
-      core::allReduceWithPlan(c, p, b.send.data(), b.recv.data(), count, strataFloat32, strataSum);
+      c.allReduceWithPlan(p, b.send.data(), b.recv.data(), count, strataFloat32, strataSum);
   const double local[2] = {(MPI_Wtime() - t0) * 1e6, st.isOk() ? 0.0 : 1.0};
   double slowest[2] = {0, 0};
   STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
@@ -42,7 +40,7 @@ StatusOr<double> timedCall(core::Comm& c, const plan::Plan& p, Buffers& b, size_
 }
 
 // Whether every rank got the exact sum. Collective.
-StatusOr<bool> resultCorrect(core::Comm& c, const Buffers& b, size_t count) {
+StatusOr<bool> resultCorrect(core::ToolsView& c, const Buffers& b, size_t count) {
   const int rankSum = c.size() * (c.size() + 1) / 2;
   int ok = 1;
   for (size_t i = 0; i < count && ok; ++i) {
@@ -55,7 +53,8 @@ StatusOr<bool> resultCorrect(core::Comm& c, const Buffers& b, size_t count) {
 
 // Warm-ups, then timed calls, until --iters or the plan's time budget runs out. The budget
 // counts the agreed (max over ranks) times, so every rank stops after the same call.
-Status timePlan(core::Comm& c, const SweepOptions& o, Buffers& b, size_t count, PlanTiming* t) {
+Status timePlan(core::ToolsView& c, const SweepOptions& o, Buffers& b, size_t count,
+                PlanTiming* t) {
   double spentUs = 0;
   const double budgetUs = o.planSeconds * 1e6;
   bool checked = false;
@@ -107,12 +106,12 @@ std::vector<PlanTiming> plansToTime(const topo::Hierarchy& h, double bytes,
   return out;
 }
 
-StatusOr<std::vector<SizeResult>> runSweep(core::Comm& c, const topo::Hierarchy& measured,
+StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hierarchy& measured,
                                            const SweepOptions& o, const SweepProgress& progress) {
   // Make every candidate's stage groups now (collective, same order on every rank), so no
   // timed call pays for a communicator split.
   for (const plan::Plan& p : plan::candidatePlans(c.hierarchy(), c.costParams())) {
-    STRATA_RETURN_IF_ERROR(c.execForPlan(p).status());
+    STRATA_RETURN_IF_ERROR(c.preparePlan(p));
   }
   const size_t maxCount = o.sizes.empty() ? 0 : o.sizes.back() / sizeof(float);
   Buffers b;

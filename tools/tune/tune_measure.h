@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "core/comm.h"
+#include "core/tools_view.h"
 #include "topology/hierarchy.h"
 
 namespace strata::tools {
@@ -38,11 +38,11 @@ struct LevelMeasurement {
 // lowest rank whose group has two members or more. {-1, -1} when no group has two.
 std::pair<int, int> measuringPair(const topo::Hierarchy& h, int level);
 
-// Measures every level of c.hierarchy, one after another, on c.levels. Collective over c.mpi;
-// every rank gets the same numbers (the measuring rank broadcasts them). `progress` (may be
-// empty) is called on rank 0 before each level.
+// Measures every level of c.hierarchy, one after another, on the level groups' control planes.
+// Collective over MPI_COMM_WORLD; every rank gets the same numbers (the measuring rank
+// broadcasts them). `progress` (may be empty) is called on rank 0 before each level.
 StatusOr<std::vector<LevelMeasurement>> measureLevels(
-    core::Comm& c, const PingPongOptions& o, const std::function<void(int level)>& progress);
+    core::ToolsView& c, const PingPongOptions& o, const std::function<void(int level)>& progress);
 
 // Each level's measured link: the measurement's latency and bandwidth, source "measured", the
 // level's own link kind. Levels without a measurement keep their link.

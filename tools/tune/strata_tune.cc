@@ -6,7 +6,7 @@
 // size of a sweep, time the candidates the model ranks best plus passthrough, (3) write the
 // measured winners, (4) show where the cost model, fed the measured links, is off by > 25%.
 // It is an internal tool: it makes the communicator with the public strataCommInitMPI and then
-// forces plans through the library's internals (core::allReduceWithPlan).
+// forces plans through the library's tools-facing view of it (core/tools_view.h).
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -17,14 +17,15 @@
 #include <string>
 #include <vector>
 
-#include "api/handle.h"
+#include "api/tools_view.h"
 #include "bootstrap/mpi_bootstrap.h"
+#include "first_process.h"
 #include "size_arg.h"
 #include "strata/strata_mpi.h"
+#include "tool_cli.h"
 #include "tool_main.h"
 #include "tune_measure.h"
 #include "tune_report.h"
-#include "tool_cli.h"
 #include "tune_sweep.h"
 
 namespace strata::tools {
@@ -46,16 +47,6 @@ struct Options {
 
 constexpr const char* kTool = "strata-tune";
 int fail(const std::string& message) { return toolError(kTool, message); }
-
-// Before MPI_Init only the launcher's environment tells the ranks apart; rank 0 (or a process
-// started without mpirun) prints help and argument errors, so they appear once.
-bool firstProcess() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return std::string(v) == "0";
-  }
-  return true;
-}
 
 std::string numberText(double x) {
   char buf[32];
@@ -102,7 +93,7 @@ StatusOr<std::vector<size_t>> sweepSizes(const Options& o) {
 double secondsSince(double t0) { return MPI_Wtime() - t0; }
 
 // The tuning itself, on a communicator every rank made. Returns the exit code.
-int tune(core::Comm& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
+int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
   const bool root = c.rank() == 0;
   if (root) {
     std::printf("strata-tune: %d ranks, hierarchy %s (%s)\n", c.size(),
@@ -218,7 +209,7 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
       if (rank == 0)
         fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
     } else {
-      code = tune(*strata::api::lookupComm(comm)->impl, o, sizes, t0);
+      code = tune(*strata::api::toolsViewOf(comm), o, sizes, t0);
       strataCommDestroy(comm);
     }
   }

@@ -2,9 +2,10 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <utility>
 
-#include "api/handle.h"
+#include "api/tools_view.h"
 #include "fabrics/registry.h"
 #include "strata/strata_mpi.h"
 #include "topo_input.h"
@@ -142,15 +143,15 @@ Status LiveJob::initComm() {
 }
 
 Target LiveJob::target() const {
-  const core::Comm& impl = *api::lookupComm(comm_)->impl;
+  const std::unique_ptr<core::ToolsView> impl = api::toolsViewOf(comm_);
   Target t;
-  t.hierarchy = impl.hierarchy();
+  t.hierarchy = impl->hierarchy();
   t.source = "this job: " + std::to_string(size_) + " rank" + (size_ == 1 ? "" : "s") +
-             " of MPI_COMM_WORLD, " + impl.hierarchySource();
+             " of MPI_COMM_WORLD, " + impl->hierarchySource();
   t.live = true;
-  t.commRules = impl.planRules();
-  t.commPlanSource = impl.planSource();
-  t.commParams = impl.costParams();
+  t.commRules = impl->planRules();
+  t.commPlanSource = impl->planSource();
+  t.commParams = impl->costParams();
   noteUnknownLinks(&t);
   return t;
 }

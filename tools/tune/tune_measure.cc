@@ -36,10 +36,10 @@ Status pingPong(MPI_Comm comm, int partner, bool first, std::vector<char>& buf, 
 }
 
 // The measuring pair's side of one level: alpha from small messages, then the large ones.
-Status measureAsPair(core::Comm& c, int level, const PingPongOptions& o, bool first,
+Status measureAsPair(core::ToolsView& c, int level, const PingPongOptions& o, bool first,
                      LevelMeasurement* m) {
-  core::LevelGroup& g = *c.levels()[level];
-  MPI_Comm comm = g.boot ? boot::mpiCommOf(*g.boot) : MPI_COMM_NULL;
+  boot::Bootstrap* group = c.levelBootstrap(level);
+  MPI_Comm comm = group != nullptr ? boot::mpiCommOf(*group) : MPI_COMM_NULL;
   if (comm == MPI_COMM_NULL) return internalError("measuring rank is not in its level group");
   int me = 0;
   STRATA_MPI_CHECK(MPI_Comm_rank(comm, &me));
@@ -106,7 +106,7 @@ std::pair<int, int> measuringPair(const topo::Hierarchy& h, int level) {
 }
 
 StatusOr<std::vector<LevelMeasurement>> measureLevels(
-    core::Comm& c, const PingPongOptions& o, const std::function<void(int level)>& progress) {
+    core::ToolsView& c, const PingPongOptions& o, const std::function<void(int level)>& progress) {
   std::vector<LevelMeasurement> out;
   for (int l = 0; l < c.hierarchy().numLevels(); ++l) {
     LevelMeasurement m;

@@ -112,8 +112,4 @@ struct Geometry {
 };
 Geometry geometryFor(Collective c, size_t sizeBytes, size_t typeSize, int nranks);
 
-// Before MPI_Init only the launcher's environment tells ranks apart; rank 0 (or a process started
-// without mpirun) prints help and argument errors, so they appear once.
-bool firstProcess();
-
 }  // namespace strata::tools
