@@ -1,4 +1,6 @@
-// The drop-in's shared pieces: STRATA_NCCL_FALLBACK, the real NCCL, errors and logging.
+// The drop-in's shared pieces: STRATA_NCCL_FALLBACK, the real NCCL, errors and logging. It reads
+// strata's variables through the registry (common/env.h, compiled into this library: libstrata.so
+// exports only the C API).
 #include <unistd.h>
 
 #include <cstdio>
@@ -6,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "common/env.h"
 #include "dropin.h"
 
 namespace strata::nccl_dropin {
@@ -21,8 +24,7 @@ struct Fallback {
 const Fallback& fallback() {
   static const Fallback f = [] {
     Fallback out;
-    const char* v = std::getenv("STRATA_NCCL_FALLBACK");
-    const std::string text = v != nullptr ? v : "";
+    const std::string text = env::get(env::var::STRATA_NCCL_FALLBACK);
     if (text.empty() || text == "none") return out;
     static const char* const kNames[] = {"allreduce", "reducescatter", "allgather",
                                          "broadcast", "reduce",        "sendrecv"};
@@ -57,7 +59,7 @@ bool fallbackFor(Coll c) { return fallback().coll[static_cast<int>(c)]; }
 bool anyFallback() { return fallback().any; }
 
 const nccl_lib::Api* realNccl(std::string* why) {
-  return nccl_lib::load(std::getenv("STRATA_NCCL_REAL_LIB"), why);
+  return nccl_lib::load(env::get(env::var::STRATA_NCCL_REAL_LIB).c_str(), why);
 }
 
 ncclResult_t fail(ncclResult_t code, const std::string& msg) {
@@ -79,30 +81,35 @@ ncclResult_t fromStrata(strataResult_t r, strataComm_t comm, const char* fn) {
 const char* lastError() { return tLastError.c_str(); }
 
 bool infoEnabled() {
-  const char* v = std::getenv("STRATA_DEBUG");
-  if (v == nullptr) v = std::getenv("NCCL_DEBUG");
-  if (v == nullptr) return false;
-  const std::string level = v;
+  std::string level;
+  if (env::isSet(env::var::STRATA_DEBUG)) {
+    level = env::get(env::var::STRATA_DEBUG);
+  } else if (const char* nccl = std::getenv("NCCL_DEBUG"); nccl != nullptr) {
+    level = nccl;
+  }
   return level == "INFO" || level == "TRACE";
 }
 
 void announce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // strata reads its variables when it first needs them, which is after this.
+    // strata reads its variables when it first needs them, which is after this. NCCL's own
+    // variables are not strata's to register; strata's are asked through the registry (this
+    // library's copy of it, which caches "unset" before the setenv: infoEnabled() then falls
+    // back to NCCL_DEBUG, which is the value just copied).
     const char* debug = std::getenv("NCCL_DEBUG");
-    if (debug != nullptr && std::getenv("STRATA_DEBUG") == nullptr) {
+    if (debug != nullptr && !env::isSet(env::var::STRATA_DEBUG)) {
       const std::string level = debug;
       // NCCL's VERSION prints the version only: strata's WARN is the nearest.
       setenv("STRATA_DEBUG", level == "VERSION" ? "WARN" : debug, 0);
     }
     const char* subsys = std::getenv("NCCL_DEBUG_SUBSYS");
-    if (subsys != nullptr && std::getenv("STRATA_DEBUG_SUBSYS") == nullptr) {
+    if (subsys != nullptr && !env::isSet(env::var::STRATA_DEBUG_SUBSYS)) {
       setenv("STRATA_DEBUG_SUBSYS", subsys, 0);
     }
     // The same pattern language (%h, %p): strata's log lines go where NCCL's would.
     const char* file = std::getenv("NCCL_DEBUG_FILE");
-    if (file != nullptr && std::getenv("STRATA_DEBUG_FILE") == nullptr) {
+    if (file != nullptr && !env::isSet(env::var::STRATA_DEBUG_FILE)) {
       setenv("STRATA_DEBUG_FILE", file, 0);
     }
     if (infoEnabled()) {
@@ -115,8 +122,7 @@ void announce() {
                    "NCCL ABI %d.%d.%d); STRATA_NCCL_FALLBACK=%s\n",
                    host, getpid(), gettid(), version / 10000, version / 100 % 100, version % 100,
                    NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
-                   std::getenv("STRATA_NCCL_FALLBACK") ? std::getenv("STRATA_NCCL_FALLBACK")
-                                                       : "none");
+                   env::get(env::var::STRATA_NCCL_FALLBACK).c_str());
     }
   });
 }

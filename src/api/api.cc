@@ -180,8 +180,9 @@ strataResult_t strataCommDestroy(strataComm_t comm) {
   return guarded(nullptr, "strataCommDestroy", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<CommEntry> entry, takeEntry(comm));
     if (entry->impl == nullptr) return Status::ok();  // its nonblocking init failed or was cut
-    // After MPI_Finalize no peer can be reached and MPI's memory (the shm window) is gone:
-    // free only what is local, and say that the destroy came too late.
+    // After MPI_Finalize no peer can be reached through MPI, so nothing collective may run
+    // (the shm fabric's segment is strata's own mapping and is unmapped locally): free only what
+    // is local, and say that the destroy came too late.
     const Status mpi = entry->usesMpi ? checkMpiActive() : Status::ok();
     if (!mpi.isOk()) entry->impl->abandon();
     entry.reset();  // collective unless abandoned: the communicator's groups are freed together

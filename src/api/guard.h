@@ -53,8 +53,8 @@ int rawEnum(const Enum& value) {
   return raw;
 }
 
-// MPI was finalised: nothing may talk to other ranks or touch MPI's memory (the shm fabric's
-// window is unmapped by MPI_Finalize). strataInvalidUsage naming `fn`'s situation.
+// MPI was finalised: nothing may call MPI or talk to other ranks through it (its
+// communicators and requests are gone). strataInvalidUsage naming `fn`'s situation.
 Status checkMpiActive();
 // The entry behind a live handle, or strataInvalidArgument (NULL, destroyed, aborted or made
 // up), or, when `needsMpi` (the call may talk to other ranks), strataInvalidUsage after

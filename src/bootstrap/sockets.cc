@@ -173,7 +173,7 @@ StatusOr<std::vector<Interface>> listInterfaces() {
 
 StatusOr<Interface> chooseInterface(const SockAddr* reach) {
   STRATA_ASSIGN_OR_RETURN(std::vector<Interface> all, listInterfaces());
-  const std::string spec = env::getString("STRATA_SOCKET_IFNAME");
+  const std::string spec = env::get(env::var::STRATA_SOCKET_IFNAME);
   if (!spec.empty()) {
     STRATA_ASSIGN_OR_RETURN(IfFilter f, parseIfFilter(spec));
     const Interface* first = nullptr;

@@ -94,7 +94,7 @@ Status randomBytes(void* out, size_t n) {
 
 StatusOr<UniqueId> makeUniqueId() {
   UniqueId id;
-  const std::string commId = env::getString("STRATA_COMM_ID");
+  const std::string commId = env::get(env::var::STRATA_COMM_ID);
   if (!commId.empty()) {
     StatusOr<net::SockAddr> root = net::parseHostPort(commId);
     if (!root.isOk()) return invalidArgument("STRATA_COMM_ID=" + root.status().message());

@@ -1,8 +1,6 @@
 #include "common/deadline.h"
 
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include "common/env.h"
 #include "common/log.h"
@@ -21,31 +19,17 @@ thread_local const std::atomic<bool>* tCancel = nullptr;
 
 }  // namespace
 
-bool parseSeconds(const std::string& text, double* out) {
-  if (text.empty()) return false;
-  for (char ch : text) {
-    // Plain decimals only: no sign, exponent, hex, inf or nan (strtod would take them all).
-    if (!(ch == '.' || (ch >= '0' && ch <= '9'))) return false;
-  }
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v) || v < 0) return false;
-  *out = v;
-  return true;
-}
-
 double configuredSeconds() {
   static std::atomic<bool> warned{false};
-  const std::string text = env::getString("STRATA_TIMEOUT");
-  double v = kDefaultSeconds;
-  if (!text.empty() && !parseSeconds(text, &v)) {
-    v = kDefaultSeconds;
-    if (!warned.exchange(true)) {
-      STRATA_WARN(kSubsysEnv, "STRATA_TIMEOUT=%s is not a number of seconds; using the default %g",
-                  text.c_str(), kDefaultSeconds);
-    }
+  StatusOr<double> v = env::get(env::var::STRATA_TIMEOUT);
+  if (v.isOk()) return v.value();
+  // Communicator init refuses the value (core/settings.cc); the waits before there is a
+  // communicator (the unique-id rendezvous) still need a budget, and the default is the safe one.
+  if (!warned.exchange(true)) {
+    STRATA_WARN(kSubsysEnv, "%s; waits outside a communicator use the default %g s",
+                v.status().message().c_str(), kDefaultSeconds);
   }
-  return v;
+  return kDefaultSeconds;
 }
 
 Scope::Scope(double seconds, const std::atomic<bool>* cancel, const char* source)

@@ -25,12 +25,10 @@ namespace strata::deadline {
 
 using Clock = std::chrono::steady_clock;
 
-// STRATA_TIMEOUT in seconds (read once); 0 means no deadline. A malformed or negative value
-// logs a warning and gives the default.
+// STRATA_TIMEOUT in seconds (read once; a duration, common/units.h); 0 means no deadline. A
+// malformed value fails communicator init (core/settings.cc); here, for the waits before a
+// communicator exists, it logs a warning once and gives the default.
 double configuredSeconds();
-// Parses a STRATA_TIMEOUT value: a non-negative decimal number of seconds, fractional
-// allowed ("2", "0.5", "600"). False when malformed.
-bool parseSeconds(const std::string& text, double* out);
 
 class Scope {
  public:

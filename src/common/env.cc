@@ -1,17 +1,13 @@
+// The registry's storage and typed reads. Nothing here logs (see slotLocked); the by-name
+// reads, the user-settings log and the Markdown table are in env_names.cc.
 #include "common/env.h"
 
-#include <unistd.h>
-
 #include <atomic>
-#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <string_view>
 
-#include "common/log.h"
-
-extern char** environ;  // NOLINT: POSIX; scanned for unregistered STRATA_* names
+#include "common/units.h"
 
 namespace strata::env {
 namespace {
@@ -22,8 +18,7 @@ struct Slot {
   bool read = false;
   bool set = false;
   std::string value;  // the environment's value when set, otherwise the default
-  bool parsed = false;
-  int64_t number = 0;  // value as an integer, once parsed (the default if value is malformed)
+  bool warned = false;  // getInt() (env_names.cc) warned about a malformed value
 };
 
 struct State {
@@ -38,16 +33,9 @@ State& state() {
   return s;
 }
 
-int indexOf(const char* name) {
-  const std::vector<Param>& params = registry();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (std::strcmp(params[i].name, name) == 0) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 // The slot of registry entry `i`, read from the environment on first use. Caller holds the
-// mutex. Never logs: log.cc reads its own settings through here while holding its own lock.
+// mutex. Nothing in this file logs: log.cc reads its own settings through here while holding
+// its own lock, and the NCCL drop-in compiles this file without the log.
 Slot& slotLocked(State& s, int i) {
   if (s.slots.empty()) s.slots.resize(registry().size());
   Slot& slot = s.slots[i];
@@ -61,17 +49,41 @@ Slot& slotLocked(State& s, int i) {
   return slot;
 }
 
-void warnUnregistered(const char* name) {
-  STRATA_WARN(kSubsysEnv, "internal: %s is not in env_vars.def; add it to the registry", name);
+}  // namespace
+
+namespace detail {
+
+int indexOf(const char* name) {
+  const std::vector<Param>& params = registry();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (std::strcmp(params[i].name, name) == 0) return static_cast<int>(i);
+  }
+  return -1;
 }
 
-std::string markdownEscape(const char* text) {
-  std::string out;
-  for (const char* c = text; *c != '\0'; ++c) {
-    if (*c == '|') out += '\\';  // a bare | would end the table cell
-    out += *c;
-  }
-  return out;
+bool firstMalformedRead(Index i) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Slot& slot = slotLocked(s, static_cast<int>(i));
+  const bool first = !slot.warned;
+  slot.warned = true;
+  return first;
+}
+
+bool firstUserSettingsLog() { return !state().userSettingsLogged.exchange(true); }
+
+}  // namespace detail
+
+namespace {
+
+Slot copyOf(int i) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return slotLocked(s, i);
+}
+
+Status malformed(const Param& p, const std::string& value, const std::string& expected) {
+  return invalidArgument(std::string(p.name) + "=" + value + ": " + expected);
 }
 
 }  // namespace
@@ -85,107 +97,51 @@ const std::vector<Param>& registry() {
   return params;
 }
 
-std::string getString(const char* name) {
-  const int i = indexOf(name);
-  if (i < 0) {
-    warnUnregistered(name);
-    return "";
-  }
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return slotLocked(s, i).value;
-}
-
-int64_t getInt(const char* name) {
-  const int i = indexOf(name);
-  if (i < 0) {
-    warnUnregistered(name);
-    return 0;
-  }
-  const Param& p = registry()[i];
-  std::string malformed;
-  int64_t result = 0;
-  {
-    State& s = state();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    Slot& slot = slotLocked(s, i);
-    if (!slot.parsed) {
-      slot.parsed = true;
-      if (!detail::parseInteger(slot.value, p.type, &slot.number)) {
-        malformed = slot.value;
-        // Defaults always parse; tests/unit/test_env.cc checks every registered one.
-        (void)detail::parseInteger(p.defaultValue, p.type, &slot.number);
-      }
-    }
-    result = slot.number;
-  }
-  // Logged outside the lock (the log reads its settings through this file). Only the first
-  // read parses, so the warning appears once per process.
-  if (!malformed.empty()) {
-    STRATA_WARN(
-        kSubsysEnv, "%s=%s is not %s; using the default %s", p.name, malformed.c_str(),
-        p.type == Type::kSize ? "a size (an integer with optional K, M or G suffix)" : "an integer",
-        p.defaultValue);
-  }
-  return result;
-}
-
-bool isSet(const char* name) {
-  const int i = indexOf(name);
-  if (i < 0) {
-    warnUnregistered(name);
-    return false;
-  }
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return slotLocked(s, i).set;
-}
-
-size_t getSizeClamped(const char* name, size_t lo, size_t hi) {
-  int64_t v = getInt(name);
-  if (v < static_cast<int64_t>(lo) || v > static_cast<int64_t>(hi)) {
-    STRATA_WARN(kSubsysEnv, "%s=%lld is outside [%zu, %zu]; clamped", name,
-                static_cast<long long>(v), lo, hi);
-    v = v < static_cast<int64_t>(lo) ? static_cast<int64_t>(lo) : static_cast<int64_t>(hi);
-  }
-  return static_cast<size_t>(v);
-}
-
-void logUserSettings() {
-  if (state().userSettingsLogged.exchange(true)) return;
-  for (const Param& p : registry()) {
-    if (isSet(p.name)) {
-      STRATA_INFO(kSubsysEnv, "%s set by environment to %s", p.name, getString(p.name).c_str());
-    }
-  }
-  // A misspelt variable would otherwise be ignored silently and the user would believe it took.
-  constexpr std::string_view kPrefix = "STRATA_";
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    if (entry.substr(0, kPrefix.size()) != kPrefix) continue;
-    const std::string name(entry.substr(0, entry.find('=')));
-    if (indexOf(name.c_str()) < 0) {
-      STRATA_WARN(kSubsysEnv, "unknown variable %s ignored; strata-info --env lists the known ones",
-                  name.c_str());
-    }
-  }
-}
-
-std::string markdownTable() {
-  std::string out = "| Variable | Default | Meaning |\n|---|---|---|\n";
-  for (const Param& p : registry()) {
-    out += "| `";
-    out += p.name;
-    out += "` | ";
-    out += *p.defaultValue != '\0' ? "`" + std::string(p.defaultValue) + "`" : "(none)";
-    out += " | ";
-    out += markdownEscape(p.doc);
-    out += " |\n";
-  }
-  return out;
-}
-
 namespace detail {
+
+std::string textAt(Index i) { return copyOf(static_cast<int>(i)).value; }
+
+bool isSetAt(Index i) { return copyOf(static_cast<int>(i)).set; }
+
+StatusOr<int64_t> intAt(Index i) {
+  const Param& p = registry()[static_cast<int>(i)];
+  const std::string value = textAt(i);
+  int64_t v = 0;
+  if (!parseInteger(value, &v)) return malformed(p, value, "not an integer");
+  return v;
+}
+
+StatusOr<uint64_t> sizeAt(Index i) {
+  const Param& p = registry()[static_cast<int>(i)];
+  const std::string value = textAt(i);
+  uint64_t v = 0;
+  switch (units::parseBytes(value, &v)) {
+    case units::Problem::kNone:
+      return v;
+    case units::Problem::kTooLarge:
+      return malformed(p, value, "too large; a size must be below 2^63 bytes");
+    case units::Problem::kMalformed:
+      break;
+  }
+  return malformed(p, value, std::string("not a size; expected ") + units::kSizeForms);
+}
+
+StatusOr<double> secondsAt(Index i) {
+  const Param& p = registry()[static_cast<int>(i)];
+  const std::string value = textAt(i);
+  double v = 0;
+  switch (units::parseDuration(value, 1, &v)) {
+    case units::Problem::kNone:
+      return v;
+    case units::Problem::kTooLarge:
+      return malformed(p, value, "too large a duration");
+    case units::Problem::kMalformed:
+      break;
+  }
+  return malformed(p, value,
+                   std::string("not a duration; expected ") + units::kDurationForms +
+                       "; a number alone is seconds");
+}
 
 void resetForTesting() {
   State& s = state();
@@ -194,9 +150,9 @@ void resetForTesting() {
   s.userSettingsLogged.store(false);
 }
 
-bool parseInteger(const std::string& text, Type type, int64_t* out) {
+bool parseInteger(const std::string& text, int64_t* out) {
   size_t pos = 0;
-  const bool negative = type != Type::kSize && !text.empty() && text[0] == '-';
+  const bool negative = !text.empty() && text[0] == '-';
   if (negative) ++pos;
   const size_t firstDigit = pos;
   // Accumulate the magnitude as unsigned so INT64_MIN is representable before negation.
@@ -207,18 +163,7 @@ bool parseInteger(const std::string& text, Type type, int64_t* out) {
     if (magnitude > (limit - digit) / 10) return false;
     magnitude = magnitude * 10 + digit;
   }
-  if (pos == firstDigit) return false;
-  if (type == Type::kSize && pos < text.size()) {
-    // Binary multiples: 64M means 64 << 20, as `numfmt --from=iec` reads it.
-    const size_t unit = std::string_view("KMG").find(
-        static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos]))));
-    if (unit == std::string_view::npos) return false;
-    const int shift = 10 * static_cast<int>(unit + 1);
-    if (magnitude > (limit >> shift)) return false;
-    magnitude <<= shift;
-    ++pos;
-  }
-  if (pos != text.size()) return false;
+  if (pos == firstDigit || pos != text.size()) return false;
   *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
   return true;
 }

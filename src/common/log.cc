@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "common/strings.h"
 #include "strata/strata.h"
 
 namespace strata {
@@ -48,12 +49,6 @@ struct Parsed {
 };
 
 bool equalsIgnoreCase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
-
-std::string trim(const std::string& s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string::npos) return "";
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
 
 int parseLevel(const std::string& value, std::string* warning) {
   static const char* const kNames[] = {"NONE", "VERSION", "WARN", "INFO", "TRACE"};
@@ -103,7 +98,7 @@ uint32_t parseSubsys(const std::string& value, std::string* warning) {
 // The host a line names: the emulated one (STRATA_HOSTNAME) when set, as ranks are grouped by
 // it, else the first component of this machine's name, as NCCL prints it.
 std::string lineHostName() {
-  const std::string emulated = trim(env::getString("STRATA_HOSTNAME"));
+  const std::string emulated = trim(env::get(env::var::STRATA_HOSTNAME));
   if (!emulated.empty()) return emulated;
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
@@ -119,10 +114,10 @@ int loadSettings() {
     std::lock_guard<std::mutex> lock(g_loadMutex);
     const int level = g_level.load(std::memory_order_acquire);
     if (level != kUnread) return level;
-    parsed.level = parseLevel(env::getString("STRATA_DEBUG"), &parsed.warnings[0]);
-    parsed.mask = parseSubsys(env::getString("STRATA_DEBUG_SUBSYS"), &parsed.warnings[1]);
+    parsed.level = parseLevel(env::get(env::var::STRATA_DEBUG), &parsed.warnings[0]);
+    parsed.mask = parseSubsys(env::get(env::var::STRATA_DEBUG_SUBSYS), &parsed.warnings[1]);
     g_host = lineHostName();
-    g_filePattern = env::getString("STRATA_DEBUG_FILE");
+    g_filePattern = env::get(env::var::STRATA_DEBUG_FILE);
     g_mask.store(parsed.mask, std::memory_order_relaxed);
     g_level.store(parsed.level, std::memory_order_release);
   }
@@ -246,7 +241,7 @@ void logSetRank(int rank) { g_rank.store(rank, std::memory_order_relaxed); }
 void logVersionOnce() {
   // Only when asked for: the default level is WARN, and a version line from every rank of
   // every job would be noise. Callers print it from one rank.
-  if (!env::isSet("STRATA_DEBUG")) return;
+  if (!env::isSet(env::var::STRATA_DEBUG)) return;
   if (currentLevel() < static_cast<int>(LogLevel::kVersion)) return;
   if (g_versionPrinted.exchange(true)) return;
   char message[64];

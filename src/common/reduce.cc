@@ -54,17 +54,12 @@ void reduceInto(void* dst, const void* src, size_t count, strataDataType_t type,
 void reduce2(void* dst, const void* a, const void* b, size_t count, strataDataType_t type,
              strataRedOp_t op) {
   if (count == 0) return;
-#if STRATA_HAVE_AVX2_KERNELS
-  const bool avx2 = detail::useAvx2Kernels();
-#endif
-  detail::visitType(type, [&](auto e) {
+  detail::dispatchReduction(type, op, [&](auto e, auto tag, bool avx2) {
     using E = decltype(e);
-    detail::visitOp(op, [&](auto tag) {
 #if STRATA_HAVE_AVX2_KERNELS
-      if (avx2) return reduce2Avx2<E>(tag, dst, a, b, count);
+    if (avx2) return reduce2Avx2<E>(tag, dst, a, b, count);
 #endif
-      reduce2Portable<E>(tag, dst, a, b, count);
-    });
+    reduce2Portable<E>(tag, dst, a, b, count);
   });
 }
 

@@ -239,4 +239,18 @@ STRATA_KERNEL void scaleDownBody(typename E::Storage* __restrict buf, size_t n, 
 // or benchmark forced the portable ones.
 bool useAvx2Kernels();
 
+// The dispatch every elementwise reduction entry point shares (reduce2, reduceMany): the type
+// and op are resolved to a template instance once per call and the instruction set is read
+// once, then kernel(e, tag, avx2) runs with e the element tag (visitType), tag the OpTag
+// (visitOp) and avx2 whether the AVX2 variants are to run (false in builds without them).
+template <typename Kernel>
+void dispatchReduction(strataDataType_t type, strataRedOp_t op, Kernel&& kernel) {
+#if STRATA_HAVE_AVX2_KERNELS
+  const bool avx2 = useAvx2Kernels();
+#else
+  constexpr bool avx2 = false;
+#endif
+  visitType(type, [&](auto e) { visitOp(op, [&](auto tag) { kernel(e, tag, avx2); }); });
+}
+
 }  // namespace strata::detail

@@ -39,17 +39,12 @@ void reduceMany(void* dst, const void* const* srcs, int nsrc, size_t count, stra
   }
   // Two sources need no accumulator: one rounding per element either way.
   if (nsrc == 2) return reduce2(dst, srcs[0], srcs[1], count, type, op);
-#if STRATA_HAVE_AVX2_KERNELS
-  const bool avx2 = detail::useAvx2Kernels();
-#endif
-  detail::visitType(type, [&](auto e) {
+  detail::dispatchReduction(type, op, [&](auto e, auto tag, bool avx2) {
     using E = decltype(e);
-    detail::visitOp(op, [&](auto tag) {
 #if STRATA_HAVE_AVX2_KERNELS
-      if (avx2) return reduceManyAvx2<E>(tag, dst, srcs, nsrc, count);
+    if (avx2) return reduceManyAvx2<E>(tag, dst, srcs, nsrc, count);
 #endif
-      reduceManyPortable<E>(tag, dst, srcs, nsrc, count);
-    });
+    reduceManyPortable<E>(tag, dst, srcs, nsrc, count);
   });
 }
 

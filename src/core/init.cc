@@ -16,6 +16,7 @@
 #include "common/mpi_wait.h"
 #include "core/comm.h"
 #include "core/describe.h"
+#include "core/plan_load.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
 #include "fabrics/registry.h"
@@ -287,11 +288,8 @@ Status Comm::loadPlans() {
     return Status::ok();
   }
   std::string layout;  // the one the file records
-  StatusOr<std::vector<plan::PlanRule>> rules = [&]() -> StatusOr<std::vector<plan::PlanRule>> {
-    STRATA_ASSIGN_OR_RETURN(plan::PlanFile pf, plan::loadPlanFile(file));
-    layout = pf.layout;
-    return plan::resolvePlanFile(pf, hierarchy_, fabric::fabricNames(), file);
-  }();
+  StatusOr<std::vector<plan::PlanRule>> rules =
+      loadPlanRules(file, hierarchy_, fabric::fabricNames(), &layout);
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, rules.status()));
   STRATA_ASSIGN_OR_RETURN(bool same,
                           boot::sameEverywhere(*boot_, plan::planHash(rules.value(), hierarchy_)));

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/deadline.h"
 #include "common/env.h"
+#include "common/log.h"
 #include "topology/detect.h"
 
 namespace strata::core {
@@ -15,29 +15,49 @@ constexpr size_t kMinShmSlotBytes = size_t{64} << 10;
 constexpr size_t kMaxShmSlotBytes = size_t{256} << 20;
 constexpr size_t kMinStagingBytes = 4096, kMaxStagingBytes = size_t{1} << 30;
 
+// A size variable clamped to [lo, hi], with a warning when it was outside: the ranges are
+// documented with each variable, and a value past them is a wish, not a typo. A malformed value
+// is refused (env::get), naming the variable.
+StatusOr<size_t> clampedSize(env::Var<env::Type::kSize> v, size_t lo, size_t hi) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t bytes, env::get(v));
+  if (bytes < lo || bytes > hi) {
+    const uint64_t clamped = bytes < lo ? lo : hi;
+    STRATA_WARN(kSubsysEnv, "%s=%s is outside [%zu, %zu]; clamped to %llu",
+                env::registry()[static_cast<int>(v.index)].name, env::text(v).c_str(), lo, hi,
+                static_cast<unsigned long long>(clamped));
+    bytes = clamped;
+  }
+  return static_cast<size_t>(bytes);
+}
+
 }  // namespace
 
 StatusOr<Settings> Settings::fromEnv() {
+  namespace var = env::var;
   Settings s;
-  s.hostName = topo::localHostName(env::getString("STRATA_HOSTNAME"));
-  s.topoFile = env::getString("STRATA_TOPO_FILE");
-  s.planFile = env::getString("STRATA_PLAN_FILE");
-  s.planDumpFile = env::getString("STRATA_PLAN_DUMP_FILE");
-  s.chunkBytes = env::getSizeClamped("STRATA_CHUNK_BYTES", kMinChunkBytes, kMaxChunkBytes);
-  s.pipelineBytes =
-      env::getInt("STRATA_PIPELINE_BYTES") <= 0
-          ? 0
-          : env::getSizeClamped("STRATA_PIPELINE_BYTES", kMinChunkBytes, kMaxChunkBytes);
-  s.fusionBytes = env::getSizeClamped("STRATA_FUSION_BYTES", 0, kMaxChunkBytes);
+  s.hostName = topo::localHostName(env::get(var::STRATA_HOSTNAME));
+  s.topoFile = env::get(var::STRATA_TOPO_FILE);
+  s.planFile = env::get(var::STRATA_PLAN_FILE);
+  s.planDumpFile = env::get(var::STRATA_PLAN_DUMP_FILE);
+  STRATA_ASSIGN_OR_RETURN(s.chunkBytes,
+                          clampedSize(var::STRATA_CHUNK_BYTES, kMinChunkBytes, kMaxChunkBytes));
+  STRATA_ASSIGN_OR_RETURN(uint64_t pipeline, env::get(var::STRATA_PIPELINE_BYTES));
+  if (pipeline > 0) {
+    STRATA_ASSIGN_OR_RETURN(
+        s.pipelineBytes, clampedSize(var::STRATA_PIPELINE_BYTES, kMinChunkBytes, kMaxChunkBytes));
+  }
+  STRATA_ASSIGN_OR_RETURN(s.fusionBytes, clampedSize(var::STRATA_FUSION_BYTES, 0, kMaxChunkBytes));
   // At most a second: a pack's wait is a latency every call of it may pay.
-  s.fusionWaitUs = static_cast<int>(
-      std::min<int64_t>(std::max<int64_t>(env::getInt("STRATA_FUSION_WAIT_US"), 0), 1000000));
-  s.shmSlotBytes = env::getSizeClamped("STRATA_SHM_SLOT_BYTES", kMinShmSlotBytes, kMaxShmSlotBytes);
-  s.stagingBytes =
-      env::getSizeClamped("STRATA_GPU_STAGING_BYTES", kMinStagingBytes, kMaxStagingBytes);
-  s.progressThread = env::getInt("STRATA_PROGRESS") != 0;
-  s.timeoutSeconds = deadline::configuredSeconds();
-  const std::string aware = env::getString("STRATA_MPI_CUDA_AWARE");
+  STRATA_ASSIGN_OR_RETURN(int64_t waitUs, env::get(var::STRATA_FUSION_WAIT_US));
+  s.fusionWaitUs = static_cast<int>(std::min<int64_t>(std::max<int64_t>(waitUs, 0), 1000000));
+  STRATA_ASSIGN_OR_RETURN(
+      s.shmSlotBytes, clampedSize(var::STRATA_SHM_SLOT_BYTES, kMinShmSlotBytes, kMaxShmSlotBytes));
+  STRATA_ASSIGN_OR_RETURN(s.stagingBytes, clampedSize(var::STRATA_GPU_STAGING_BYTES,
+                                                      kMinStagingBytes, kMaxStagingBytes));
+  STRATA_ASSIGN_OR_RETURN(int64_t progress, env::get(var::STRATA_PROGRESS));
+  s.progressThread = progress != 0;
+  STRATA_ASSIGN_OR_RETURN(s.timeoutSeconds, env::get(var::STRATA_TIMEOUT));
+  const std::string aware = env::get(var::STRATA_MPI_CUDA_AWARE);
   if (aware == "auto" || aware.empty()) {
     s.cudaAware = -1;
   } else if (aware == "0" || aware == "1") {
@@ -45,12 +65,13 @@ StatusOr<Settings> Settings::fromEnv() {
   } else {
     return invalidArgument("STRATA_MPI_CUDA_AWARE=" + aware + ": expected auto, 0 or 1");
   }
-  s.check = env::getInt("STRATA_CHECK") != 0;
-  const std::string compress = env::getString("STRATA_COMPRESS");
+  STRATA_ASSIGN_OR_RETURN(int64_t check, env::get(var::STRATA_CHECK));
+  s.check = check != 0;
+  const std::string compress = env::get(var::STRATA_COMPRESS);
   if (!compress.empty() && !parseWireType(compress, &s.compress)) {
     return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
   }
-  s.net = env::getString("STRATA_NET");
+  s.net = env::get(var::STRATA_NET);
   if (s.net != "mpi" && s.net != "ucx") {
     return invalidArgument("STRATA_NET=" + s.net + ": expected mpi or ucx");
   }

@@ -38,8 +38,9 @@ struct Settings {
   WireType compress = WireType::kNone;  // STRATA_COMPRESS: the wire type of inter-host stages
   std::string net = "mpi";              // STRATA_NET: the inter-host engine, "mpi" or "ucx"
 
-  // Reads the registry. A malformed value the registry cannot clamp (STRATA_MPI_CUDA_AWARE,
-  // STRATA_COMPRESS, STRATA_NET) is an error naming the variable.
+  // Reads the registry. A malformed value (not a size, integer or duration where the registry
+  // says so; STRATA_MPI_CUDA_AWARE, STRATA_COMPRESS or STRATA_NET outside their words) is an
+  // error naming the variable. Sizes outside their documented range are clamped, with a warning.
   static StatusOr<Settings> fromEnv();
 };
 

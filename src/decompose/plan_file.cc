@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "common/log.h"
+#include "common/units.h"
 #include "common/yaml_util.h"
 
 namespace strata::plan {
@@ -20,9 +20,6 @@ namespace {
 using yaml::Entry;
 using yaml::Errors;
 using yaml::kindOf;
-
-// Far above any real plan file; it keeps a wrong path (/dev/zero) from being read forever.
-constexpr size_t kMaxFileBytes = 1 << 20;
 
 const std::vector<std::string> kTopKeys = {"rules", "measured", "layout"};
 const std::vector<std::string> kRuleKeys = {"min_bytes", "max_bytes", "plan", "stages"};
@@ -70,11 +67,9 @@ StatusOr<size_t> sizeOf(const Entry& entry, bool allowInf, const std::string& wh
     return errors.at(entry.keyNode.Mark(), what + " " + entry.key + " " + found +
                                                " is too large; sizes must be below 2^63");
   }
-  return errors.at(entry.keyNode.Mark(),
-                   what + " " + entry.key +
-                       " must be a size in bytes: an integer, optionally with K, M, G, KiB, MiB "
-                       "or GiB" +
-                       (allowInf ? ", or inf" : "") + "; found " + found);
+  return errors.at(entry.keyNode.Mark(), what + " " + entry.key +
+                                             " must be a size in bytes: " + units::kSizeForms +
+                                             (allowInf ? ", or inf" : "") + "; found " + found);
 }
 
 // Splits "op@levelA+levelB" into `entry`.
@@ -442,56 +437,6 @@ StatusOr<PlanFile> parseDocument(const YAML::Node& root, const std::string& sour
 
 }  // namespace
 
-namespace detail {
-
-bool parseSize(const std::string& text, size_t* out, bool* tooLarge) {
-  *tooLarge = false;
-  size_t i = 0;
-  uint64_t value = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    // Keep reading digits after an overflow, so that "1x" past the limit is still malformed.
-    if (value > (UINT64_MAX - 9) / 10) *tooLarge = true;
-    if (!*tooLarge) value = value * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
-  if (i == 0) return false;
-  while (i < text.size() && text[i] == ' ') ++i;
-  const std::string suffix = text.substr(i);
-  int shift = 0;
-  if (suffix == "K" || suffix == "KiB") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "MiB") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "GiB") {
-    shift = 30;
-  } else if (!suffix.empty()) {
-    *tooLarge = false;
-    return false;
-  }
-  const uint64_t limit = uint64_t{1} << 63;
-  if (*tooLarge || value >= (limit >> shift)) {
-    *tooLarge = true;
-    return false;
-  }
-  *out = static_cast<size_t>(value << shift);
-  return true;
-}
-
-std::string sizeText(size_t bytes) {
-  if (bytes == SIZE_MAX) return "inf";
-  if (bytes == 0) return "0";
-  static const struct {
-    int shift;
-    const char* suffix;
-  } kUnits[] = {{30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
-  for (const auto& unit : kUnits) {
-    const size_t mask = (size_t{1} << unit.shift) - 1;
-    if ((bytes & mask) == 0) return std::to_string(bytes >> unit.shift) + unit.suffix;
-  }
-  return std::to_string(bytes);
-}
-
-}  // namespace detail
-
 StatusOr<PlanFile> parsePlanFile(const std::string& text, const std::string& source) {
   Errors errors("plan file", source);
   STRATA_ASSIGN_OR_RETURN(YAML::Node root,
@@ -502,19 +447,6 @@ StatusOr<PlanFile> parsePlanFile(const std::string& text, const std::string& sou
   } catch (const YAML::Exception& e) {
     return internalError("plan file " + source + ": unexpected yaml error: " + e.msg);
   }
-}
-
-StatusOr<PlanFile> loadPlanFile(const std::string& path) {
-  Errors errors("plan file", path);
-  StatusOr<std::string> text = yaml::readTextFile(path, kMaxFileBytes, errors);
-  Status status = text.status();
-  if (text.isOk()) {
-    StatusOr<PlanFile> file = parsePlanFile(text.value(), path);
-    if (file.isOk()) return file;
-    status = file.status();
-  }
-  STRATA_WARN(kSubsysPlan, "%s", status.message().c_str());
-  return status.markLogged();
 }
 
 }  // namespace strata::plan

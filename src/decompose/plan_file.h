@@ -32,16 +32,18 @@
 // optional. `algorithm: ring` is for the allreduce stage only. fabric, chunk_bytes and wire
 // apply to the reduce-scatter and the all-gather of a level set alike: give them on either, or
 // on both with the same value. `wire` overrides STRATA_COMPRESS for the stage (plan.h: Stage).
-// Sizes (min_bytes, max_bytes, chunk_bytes) are non-negative decimal integers of bytes, with an
-// optional binary suffix: K or KiB (1024), M or MiB (2^20), G or GiB (2^30); "64 KiB" and a
-// quoted "64KiB" read the same. max_bytes may be `inf`. chunk_bytes must be in 4096..2^30, the
-// range STRATA_CHUNK_BYTES is clamped to (leave it out for STRATA_CHUNK_BYTES).
-// A `measured` entry maps a level name to {bandwidth_GBps, latency_us}, both positive numbers.
-// Any other key anywhere, or a key given twice, is refused: a typo must not be silently ignored.
+// Sizes (min_bytes, max_bytes, chunk_bytes) are read with the one size grammar of
+// common/units.h (4096, 64K, "64 KiB", 4MiB, 1GB; docs/env.md). max_bytes may be `inf`. chunk_bytes
+// must be in 4096..2^30, the range STRATA_CHUNK_BYTES is clamped to (leave it out for
+// STRATA_CHUNK_BYTES). A `measured` entry maps a level name to {bandwidth_GBps, latency_us}, both
+// positive numbers. Any other key anywhere, or a key given twice, is refused: a typo must not be
+// silently ignored.
 //
-// Reading is two steps: parsePlanFile checks the syntax and shape, with levels and fabrics by
-// name; resolvePlanFile checks them against a hierarchy and the fabrics of the build, checks each
-// plan (checkPlan), and checks that the rules tile [0, inf) without gaps or overlaps.
+// Reading is two pure steps: parsePlanFile checks the syntax and shape, with levels and fabrics
+// by name; resolvePlanFile checks them against a hierarchy and the fabrics of the build, checks
+// each plan (checkPlan), and checks that the rules tile [0, inf) without gaps or overlaps.
+// Neither reads a file nor logs: core/plan_load.h reads the file and logs a failure, as the
+// planner's layer stays pure (docs/architecture.md).
 // Errors are kInvalidArgument: "plan file <source>:<line>: <problem>"; a file that is not there
 // or cannot be read is kSystemError ("plan file x.yaml: file not found").
 #pragma once
@@ -53,6 +55,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/units.h"
 #include "decompose/plan.h"
 #include "topology/hierarchy.h"
 
@@ -101,16 +104,17 @@ std::string planLayout(const topo::Hierarchy& h);
 // names the text in messages (a path, or "<string>").
 StatusOr<PlanFile> parsePlanFile(const std::string& text, const std::string& source);
 
-// Reads and parses the file at `path`. Logs a failure once (WARN, PLAN); callers only propagate
-// it.
+// Reads and parses the file at `path`, without logging. Defined with the file reading in
+// core/plan_load.cc, not in this layer; declared here only for the tools that call it through
+// this header until they include core/plan_load.h (issue 27, after the tools move).
 StatusOr<PlanFile> loadPlanFile(const std::string& path);
 
 // Resolves level names against `h` and checks fabric names against `knownFabrics`, every plan
 // against `h` (checkPlan), `measured` names against `h`, and that the rules, sorted by
 // min_bytes, start at 0, leave no gap, do not overlap and have no upper bound at the end.
-// Returns the rules sorted by minBytes, with their plans' stages filled. Logs a failure once
-// (WARN, PLAN). A failure's message ends with the layout the file was written for (when it
-// records one) and `h`'s, since a file made for another job is the usual cause.
+// Returns the rules sorted by minBytes, with their plans' stages filled. Does not log (the
+// caller, at the edge, does). A failure's message ends with the layout the file was written for
+// (when it records one) and `h`'s, since a file made for another job is the usual cause.
 StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo::Hierarchy& h,
                                                 const std::vector<std::string>& knownFabrics,
                                                 const std::string& source);
@@ -133,13 +137,21 @@ int ruleIndexFor(const std::vector<PlanRule>& rules, size_t bytes);
 const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes);
 
 namespace detail {
-// Parses a plan-file size: decimal digits, then optionally spaces and a binary suffix (K, KiB,
-// M, MiB, G, GiB). Returns false for anything else, and for values of 2^63 or more (setting
-// *tooLarge).
-bool parseSize(const std::string& text, size_t* out, bool* tooLarge);
-// A size as plan files write it: with the largest suffix that divides it exactly ("64KiB",
-// "3MiB", "1000"), or "inf" for SIZE_MAX.
-std::string sizeText(size_t bytes);
+// The one size grammar (common/units.h) under the names plan-file code and the tools use:
+// false for anything else, and for values of 2^63 or more (setting *tooLarge).
+inline bool parseSize(const std::string& text, size_t* out, bool* tooLarge) {
+  uint64_t value = 0;
+  const units::Problem problem = units::parseBytes(text, &value);
+  *tooLarge = problem == units::Problem::kTooLarge;
+  if (problem != units::Problem::kNone) return false;
+  *out = static_cast<size_t>(value);
+  return true;
+}
+// A size as plan files write it: with the largest binary unit that divides it exactly
+// ("64KiB", "3MiB", "1000"), or "inf" for SIZE_MAX.
+inline std::string sizeText(size_t bytes) {
+  return bytes == SIZE_MAX ? "inf" : units::bytesText(bytes);
+}
 }  // namespace detail
 
 }  // namespace strata::plan

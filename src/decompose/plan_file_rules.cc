@@ -1,11 +1,8 @@
 // Plan-file rules against a hierarchy: resolving level names, checking that the rules tile every
 // message size, writing rules back as a plan file, hashing them, and looking one up by size.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 
-#include "common/log.h"
 #include "common/yaml_util.h"
 #include "decompose/plan_file.h"
 
@@ -247,8 +244,7 @@ StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo
                  ? "; this job's layout is " + mine + " (the file records none: no `layout:`)"
                  : "; the file was written for " + file.layout + ", this job's layout is " + mine));
   }
-  STRATA_WARN(kSubsysPlan, "%s", status.message().c_str());
-  return status.markLogged();
+  return status;
 }
 
 std::string planLayout(const topo::Hierarchy& h) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/strings.h"
 #include "topology/gpu_matrix.h"
 #include "topology/link_model.h"
 
@@ -14,8 +15,7 @@ namespace {
 
 // "0000:3b:00.0" and "00000000:3B:00.0" -> "3b:00.0" plus the domain as a number.
 std::string normalBusid(const std::string& busid) {
-  std::string s;
-  for (char ch : busid) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string s = lower(busid);
   const size_t colon = s.find(':');
   if (colon == std::string::npos || s.find(':', colon + 1) == std::string::npos) return s;
   const std::string domain = s.substr(0, colon);

@@ -6,16 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/strings.h"
 #include "topology/link_model.h"
 
 namespace strata::topo {
 namespace {
-
-std::string lowered(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Reads hex digits from text[*pos], at most `maxDigits`; false when there are none.
 bool hexField(const std::string& text, size_t* pos, size_t maxDigits, unsigned long* value) {
@@ -71,7 +66,7 @@ Chain chainOf(const PciPlace& place) {
   size_t first = 0;
   BusId id;
   if (!place.bridges.empty() && !parseBusid(place.bridges[0], &id)) {
-    chain.host = lowered(place.bridges[0]);
+    chain.host = lower(place.bridges[0]);
     first = 1;
   }
   for (size_t i = first; i < place.bridges.size(); ++i) {
@@ -107,7 +102,7 @@ std::string nvlinkCell(const GpuLink& link) {
 
 std::string normalizeBusid(const std::string& busid) {
   BusId id;
-  if (!parseBusid(busid, &id)) return lowered(busid);
+  if (!parseBusid(busid, &id)) return lower(busid);
   char out[48];
   std::snprintf(out, sizeof(out), "%04lx:%02lx:%02lx.%lx", id.domain, id.bus, id.device,
                 id.function);

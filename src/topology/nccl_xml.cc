@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/text_file.h"
 #include "topology/link_model.h"
 
@@ -49,11 +50,6 @@ constexpr const char* kNvlinkCpuClass = "0x068001";  // POWER9 NVLink to the CPU
 constexpr int kMaxPciDepth = 32;
 // The kernel's cpumask words; 4096 of them (131072 CPUs) is beyond any machine.
 constexpr size_t kMaxMaskWords = 4096;
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "common/strings.h"
 namespace strata::topo {
 namespace {
 
@@ -38,16 +39,15 @@ const char* linkKindName(LinkKind kind) {
 // Case-insensitive, since people write "NVLink" and "PCIe" by hand in topology files; the two
 // short names people use for networks ("ib", "tcp") are accepted too, and never written.
 bool parseLinkKind(const std::string& name, LinkKind* kind) {
-  std::string lower = name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lowered = lower(name);
   for (const KindName& entry : kKindNames) {
-    if (lower == entry.name) {
+    if (lowered == entry.name) {
       *kind = entry.kind;
       return true;
     }
   }
   for (const KindName& alias : kAliases) {
-    if (lower == alias.name) {
+    if (lowered == alias.name) {
       *kind = alias.kind;
       return true;
     }

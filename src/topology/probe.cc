@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "topology/gpu_matrix.h"
 #include "topology/link_model.h"
 
@@ -28,23 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lowered(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string trimmed(const std::string& text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t\r\n") + 1 - begin);
-}
-
 // The first line of a small sysfs file; "" when it cannot be read.
 std::string readFirstLine(const fs::path& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return "";
-  return trimmed(line);
+  return trim(line);
 }
 
 // The last component of a symlink's target ("../../../0000:3b:00.0" -> "0000:3b:00.0").
@@ -433,7 +423,7 @@ namespace detail {
 
 std::string parsePortState(const std::string& text) {
   size_t colon = text.find(':');
-  return lowered(trimmed(colon == std::string::npos ? text : text.substr(colon + 1)));
+  return lower(trimView(colon == std::string::npos ? text : text.substr(colon + 1)));
 }
 
 double parsePortRate(const std::string& text) {
@@ -447,7 +437,7 @@ std::string nicTypeOf(const std::string& linkLayer, const std::string& device,
                       const std::string& driver) {
   // EFA reports no useful link layer; its driver and device names say what it is.
   if (driver == "efa" || device.rfind("efa", 0) == 0) return "efa";
-  std::string layer = lowered(linkLayer);
+  std::string layer = lower(linkLayer);
   // Kernels before link_layer existed (2.6.x) only knew InfiniBand.
   if (layer.empty() || layer == "infiniband") return "infiniband";
   if (layer == "ethernet") return "roce";

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/strings.h"
 #include "common/yaml_util.h"
 
 namespace strata::topo {
@@ -75,12 +76,11 @@ void emit(YAML::Emitter& out, const json& v) {
     const std::string str = v.get<std::string>();
     static const std::set<std::string> kSpecial = {"true", "false", "yes", "no", "on",
                                                    "off",  "null",  "~",   "y",  "n"};
-    std::string lower;
-    for (char ch : str) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string lowered = lower(str);
     const bool risky = str.empty() ||
                        str.find_first_of(":#{}[],&*!|>'\"%@`") != std::string::npos ||
                        std::isdigit(static_cast<unsigned char>(str[0])) || str[0] == '-' ||
-                       str[0] == '.' || str[0] == '+' || kSpecial.count(lower) > 0;
+                       str[0] == '.' || str[0] == '+' || kSpecial.count(lowered) > 0;
     if (risky) out << YAML::DoubleQuoted;
     out << str;
   } else if (v.is_boolean()) {

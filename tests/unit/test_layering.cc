@@ -108,6 +108,33 @@ TEST_CASE("tools/ reach the communicator only through its tools-facing view", "[
   CHECK(found.empty());
 }
 
+// What the planner's layer may not do although its includes allow the header: read files or the
+// environment, or log. Parsing and checking stay pure functions of their text; reading and
+// logging happen at the edge (core/plan_load.h), as docs/architecture.md says.
+TEST_CASE("src/decompose does no I/O and no logging", "[layering]") {
+  const std::vector<std::string> forbidden = {"common/log.h", "common/text_file.h", "common/env.h",
+                                              "<fstream>",    "<iostream>",         "<cstdio>",
+                                              "<filesystem>", "readTextFile",       "STRATA_WARN",
+                                              "STRATA_INFO",  "STRATA_TRACE",       "getenv",
+                                              "fopen"};
+  int files = 0;
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(STRATA_SOURCE_DIR) / "src" / "decompose")) {
+    if (!entry.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.find("//") != std::string::npos) line = line.substr(0, line.find("//"));
+      for (const std::string& word : forbidden) {
+        INFO(entry.path().filename().string() << ":" << n << ": " << line);
+        CHECK(line.find(word) == std::string::npos);
+      }
+    }
+  }
+  CHECK(files > 0);
+}
+
 TEST_CASE("the layering rules themselves keep gpu and fabrics apart from core", "[layering]") {
   // The rules the architecture step exists for; a later edit of the table must not lose them.
   CHECK(allowed().at("gpu") == std::set<std::string>{"common"});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/watchdog.h"
+#include "core/plan_load.h"
 #include "decompose/plan_file.h"
 #include "topology/hwloc_reader.h"
 #include "topology/nccl_xml.h"

@@ -23,6 +23,8 @@ const char* typeName(strata::env::Type type) {
       return "integer";
     case strata::env::Type::kSize:
       return "size, K/M/G suffixes allowed";
+    case strata::env::Type::kDuration:
+      return "duration, seconds unless a unit is given (ms, s, min, h)";
   }
   return "?";
 }

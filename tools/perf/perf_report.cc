@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/env.h"
+
 namespace strata::tools {
 namespace {
 
@@ -103,9 +105,9 @@ const char* vsCallName(Collective c) {
 }
 
 std::string progressLine(const PerfMeta& m) {
-  const char* progress = std::getenv("STRATA_PROGRESS");
+  const auto progress = env::var::STRATA_PROGRESS;
   const std::string setting =
-      std::string("STRATA_PROGRESS=") + (progress != nullptr ? progress : "1 (default)");
+      "STRATA_PROGRESS=" + env::text(progress) + (env::isSet(progress) ? "" : " (default)");
   if (m.progressThread) {
     return format(
         "# Progress thread: on (MPI provided %s, %s): the communicator's own thread runs the "

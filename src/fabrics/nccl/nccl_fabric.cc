@@ -299,7 +299,7 @@ StatusOr<std::unique_ptr<Fabric>> createNcclFabric(boot::Bootstrap& group, Fabri
   const int rank = group.rank(), size = group.size();
   // Every member loads NCCL, and all agree on whether it worked before any of them calls it.
   std::string why;
-  const std::string preferred = env::getString("STRATA_NCCL_REAL_LIB");
+  const std::string preferred = env::get(env::var::STRATA_NCCL_REAL_LIB);
   const bool found = nccl_lib::load(preferred.c_str(), &why) != nullptr;
   STRATA_RETURN_IF_ERROR(boot::agree(
       group, found ? Status::ok() : Status(Code::kSystemError, "nccl fabric: " + why)));

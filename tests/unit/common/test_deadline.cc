@@ -1,4 +1,4 @@
-// The deadline facility (common/deadline.h): parsing STRATA_TIMEOUT, scopes that nest (the
+// The deadline facility (common/deadline.h): reading STRATA_TIMEOUT, scopes that nest (the
 // earlier deadline wins, and leaving a scope restores the outer one), the cancel flag, and the
 // message of an expired wait.
 #include <catch2/catch.hpp>
@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/deadline.h"
+#include "common/test_env_util.h"
 
 namespace {
 
@@ -15,19 +16,22 @@ using strata::deadline::Scope;
 
 }  // namespace
 
-TEST_CASE("STRATA_TIMEOUT values parse as non-negative decimal seconds", "[deadline]") {
-  double v = -1;
-  CHECK(strata::deadline::parseSeconds("2", &v));
-  CHECK(v == 2);
-  CHECK(strata::deadline::parseSeconds("0.25", &v));
-  CHECK(v == 0.25);
-  CHECK(strata::deadline::parseSeconds("0", &v));
-  CHECK(v == 0);
-  v = 7;
-  for (const char* bad : {"", "-1", "1e3", "inf", "nan", "2s", " 2", "0x10", "."}) {
-    CHECK_FALSE(strata::deadline::parseSeconds(bad, &v));
+TEST_CASE("STRATA_TIMEOUT is read as a duration, a malformed one gives the default here",
+          "[deadline]") {
+  // The grammar itself is tested in test_units.cc, the refusal at init in test_settings.cc.
+  {
+    strata::test::ScopedEnv timeout("STRATA_TIMEOUT", "0.25");
+    CHECK(strata::deadline::configuredSeconds() == 0.25);
   }
-  CHECK(v == 7);  // left alone on failure
+  {
+    strata::test::ScopedEnv timeout("STRATA_TIMEOUT", "2min");
+    CHECK(strata::deadline::configuredSeconds() == 120);
+  }
+  {
+    strata::test::ScopedEnv debug("STRATA_DEBUG", "NONE");
+    strata::test::ScopedEnv timeout("STRATA_TIMEOUT", "soon");
+    CHECK(strata::deadline::configuredSeconds() == 600);
+  }
 }
 
 TEST_CASE("a deadline scope expires after its seconds, and only then", "[deadline]") {

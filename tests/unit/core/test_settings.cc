@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/env.h"
@@ -34,6 +35,47 @@ TEST_CASE("settings: STRATA_CHECK is off by default and on with 1", "[settings]"
   {
     ScopedEnv check("STRATA_CHECK", "0");
     CHECK_FALSE(settingsNow().check);
+  }
+}
+
+TEST_CASE("settings: STRATA_CHUNK_BYTES=4MiB is 4 MiB, as in a plan file", "[settings]") {
+  // Before one size grammar, the environment read only K/M/G and took the default for 4MiB.
+  ScopedEnv chunk("STRATA_CHUNK_BYTES", "4MiB");
+  CHECK(settingsNow().chunkBytes == size_t{4} << 20);
+}
+
+TEST_CASE("settings: sizes and durations in every form, out of range clamped", "[settings]") {
+  ScopedEnv chunk("STRATA_CHUNK_BYTES", "64 KiB");
+  ScopedEnv slot("STRATA_SHM_SLOT_BYTES", "1mb");
+  ScopedEnv staging("STRATA_GPU_STAGING_BYTES", "8k");
+  ScopedEnv pipeline("STRATA_PIPELINE_BYTES", "1");  // below 4096: clamped up
+  ScopedEnv timeout("STRATA_TIMEOUT", "1500ms");
+  const Settings s = settingsNow();
+  CHECK(s.chunkBytes == 65536);
+  CHECK(s.shmSlotBytes == size_t{1} << 20);
+  CHECK(s.stagingBytes == 8192);
+  CHECK(s.pipelineBytes == 4096);
+  CHECK(s.timeoutSeconds == 1.5);
+}
+
+TEST_CASE("settings: a malformed size, integer or duration fails, naming the variable",
+          "[settings]") {
+  const std::pair<const char*, const char*> cases[] = {{"STRATA_CHUNK_BYTES", "4MiBs"},
+                                                       {"STRATA_PIPELINE_BYTES", "-1"},
+                                                       {"STRATA_FUSION_BYTES", "1.5M"},
+                                                       {"STRATA_SHM_SLOT_BYTES", "big"},
+                                                       {"STRATA_GPU_STAGING_BYTES", "4 M B"},
+                                                       {"STRATA_FUSION_WAIT_US", "1ms"},
+                                                       {"STRATA_PROGRESS", "on"},
+                                                       {"STRATA_CHECK", "true"},
+                                                       {"STRATA_TIMEOUT", "10 sec"}};
+  for (const auto& [name, value] : cases) {
+    ScopedEnv bad(name, value);
+    INFO(name << "=" << value);
+    StatusOr<Settings> s = Settings::fromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK(s.status().code() == Code::kInvalidArgument);
+    CHECK(s.status().message().rfind(std::string(name) + "=" + value + ": not a", 0) == 0);
   }
 }
 

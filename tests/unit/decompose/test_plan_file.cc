@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/plan_load.h"
 #include "decompose/plan_file.h"
 #include "topology/topo_file.h"
 
@@ -153,40 +154,29 @@ TEST_CASE("plan file: flow style, comments, suffixes and rule order do not matte
 }
 
 TEST_CASE("plan file: sizes", "[plan_file]") {
+  // The one size grammar (common/units.h, every form in test_units.cc): the plan file's own
+  // forms, and the environment's and the tools' ones that it now takes too.
   size_t v = 0;
   bool tooLarge = false;
-  const std::vector<std::pair<std::string, size_t>> good = {{"0", 0},
-                                                            {"4096", 4096},
-                                                            {"1K", 1024},
-                                                            {"1KiB", 1024},
-                                                            {"3 KiB", 3072},
-                                                            {"2M", 2 << 20},
-                                                            {"2MiB", 2 << 20},
-                                                            {"1G", size_t{1} << 30},
-                                                            {"5GiB", size_t{5} << 30},
-                                                            {"9223372036854775807", INT64_MAX}};
+  const std::vector<std::pair<std::string, size_t>> good = {
+      {"0", 0},          {"4096", 4096},
+      {"1KiB", 1024},    {"3 KiB", 3072},
+      {"1k", 1024},      {"1KB", 1024},
+      {"2mib", 2 << 20}, {"5GiB", size_t{5} << 30},
+      {"1 B", 1},        {"9223372036854775807", INT64_MAX}};
   for (const auto& [text, value] : good) {
     INFO(text);
     REQUIRE(detail::parseSize(text, &v, &tooLarge));
     CHECK(v == value);
   }
-  for (const std::string text : {"", "K", "-1", "+1", "1.5K", "0x10", "1e3", "1k", "1KB", "1 B",
-                                 "1Ki", "1 2", "inf", "12 GiB x"}) {
+  for (const std::string text : {"", "K", "-1", "1.5K", "1e3", "1Ki", "1 2", "inf", "12 GiB x"}) {
     INFO(text);
     CHECK_FALSE(detail::parseSize(text, &v, &tooLarge));
     CHECK_FALSE(tooLarge);
   }
-  for (const std::string text : {"9223372036854775808", "8589934592G", "99999999999999999999999"}) {
-    INFO(text);
-    CHECK_FALSE(detail::parseSize(text, &v, &tooLarge));
-    CHECK(tooLarge);
-  }
-  CHECK(detail::sizeText(0) == "0");
-  CHECK(detail::sizeText(1000) == "1000");
+  CHECK_FALSE(detail::parseSize("8589934592G", &v, &tooLarge));
+  CHECK(tooLarge);
   CHECK(detail::sizeText(65536) == "64KiB");
-  CHECK(detail::sizeText(3 << 20) == "3MiB");
-  CHECK(detail::sizeText((size_t{1} << 30) + 1024) == "1048577KiB");
-  CHECK(detail::sizeText(size_t{4} << 30) == "4GiB");
   CHECK(detail::sizeText(SIZE_MAX) == "inf");
 }
 
@@ -393,11 +383,11 @@ TEST_CASE("plan file: rule errors", "[plan_file]") {
 
 TEST_CASE("plan file: size errors", "[plan_file]") {
   checkError(lines({"rules:", "  - {min_bytes: 1.5K, plan: flat}"}), 2,
-             "rule 1 min_bytes must be a size in bytes: an integer, optionally with K, M, G, "
-             "KiB, MiB or GiB; found '1.5K'");
+             std::string("rule 1 min_bytes must be a size in bytes: ") + units::kSizeForms +
+                 "; found '1.5K'");
   checkError(lines({"rules:", "  - min_bytes: 0", "    max_bytes: lots", "    plan: flat"}), 3,
-             "rule 1 max_bytes must be a size in bytes: an integer, optionally with K, M, G, "
-             "KiB, MiB or GiB, or inf; found 'lots'");
+             std::string("rule 1 max_bytes must be a size in bytes: ") + units::kSizeForms +
+                 ", or inf; found 'lots'");
   checkError(lines({"rules:", "  - {min_bytes: [1], plan: flat}"}), 2, "found a sequence");
   checkError(lines({"rules:", "  - {min_bytes: -1, plan: flat}"}), 2, "found '-1'");
   checkError(lines({"rules:", "  - {min_bytes: 9999999999G, plan: flat}"}), 2,
