@@ -12,9 +12,9 @@
 //     received by source or from any;
 //   - the search is bounded by the group's timeout, and fails with a message that starts
 //     "Timed out", as every strata operation's does.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
