@@ -16,20 +16,22 @@ class CommToolsView final : public core::ToolsView {
   int size() const override { return c_.size(); }
   const topo::Hierarchy& hierarchy() const override { return c_.hierarchy(); }
   const std::string& hierarchySource() const override { return c_.hierarchySource(); }
-  const std::vector<plan::PlanRule>& planRules() const override { return c_.planRules(); }
-  const std::string& planSource() const override { return c_.planSource(); }
+  const std::vector<plan::PlanRule>& planRules() const override { return c_.plans().rules(); }
+  const std::string& planSource() const override { return c_.plans().source(); }
   const plan::CostParams& costParams() const override { return c_.costParams(); }
   boot::Bootstrap& bootstrap() override { return c_.bootstrap(); }
 
   boot::Bootstrap* levelBootstrap(int level) override {
-    const std::vector<core::LevelGroup*>& levels = c_.levels();
+    const std::vector<core::LevelGroup*>& levels = c_.groups().levels();
     if (level < 0 || level >= static_cast<int>(levels.size()) || levels[level] == nullptr) {
       return nullptr;
     }
     return levels[level]->boot.get();
   }
 
-  Status preparePlan(const plan::Plan& p) override { return c_.execForPlan(p).status(); }
+  Status preparePlan(const plan::Plan& p) override {
+    return c_.plans().forPlan(p, c_.issuing()).status();
+  }
 
   Status allReduceWithPlan(const plan::Plan& p, const void* send, void* recv, size_t count,
                            strataDataType_t type, strataRedOp_t op) override {

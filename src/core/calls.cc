@@ -47,7 +47,7 @@ namespace {
 // Prepared host calls (one, or a group's units), on a HostExecutor, bounded.
 Status runBounded(Comm& c, const std::vector<Prepared>& calls) {
   return bounded(c, calls[0].call, calls.size(), [&]() {
-    HostExecutor x(c.scratch());
+    HostExecutor x(c.memory().scratch());
     return calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
   });
 }
@@ -75,18 +75,18 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
     // The plans of every pack size, made here since the runner may set nothing up: a setup
     // like prepareBounded's, bounded and failing the same way.
     deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-    const Status st = c.prepareFusionPlans(c.settings().fusionBytes);
+    const Status st = c.plans().prepareFusionPlans(c.settings().fusionBytes, c.issuing());
     if (!st.isOk()) return setupFailed(c, st, "the fusion plans");
   }
   const Call call = p.call;
-  FusionQueue* q = &c.fusionQueue();
+  FusionQueue* q = &c.issued(c.issuing()).fusionQueue();
   // One thread issues calls at a time (core/engine.h), so the next ticket is known here.
   const uint64_t ticket = c.engine().submitted() + 1;
   const uint64_t id = q->add(std::move(p), ticket);
   const uint64_t got = c.engine().submit([&c, q, id, call](const Status& earlier) -> Status {
     if (!earlier.isOk()) return earlier;
     return bounded(c, call, 1, [&]() {
-      HostExecutor x(c.scratch());
+      HostExecutor x(c.memory().scratch());
       return q->run(c, x, id);
     });
   });
@@ -146,7 +146,8 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
   const bool lone = calls.size() == 1;
   const bool fuse = lone && forced == nullptr && calls[0].nonblocking &&
                     places[0] == Place::kHost && fusable(c, calls[0].call);
-  if (!fuse) c.cutFusion();  // anything else ends the fusion queue's current run
+  if (!fuse)
+    c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
   for (const GroupCall& g : calls) all.push_back(g.call);
   STRATA_RETURN_IF_ERROR(checkCalls(c, all));
@@ -196,10 +197,10 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
 }
 
 Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
-  c.cutFusion();
+  c.issued(c.issuing()).cutFusion();
   STRATA_RETURN_IF_ERROR(c.engine().drain());
-  HostExecutor x(c.scratch());
-  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+  HostExecutor x(c.memory().scratch());
+  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
   const Status st = flat->probe(peer, found, source, bytes);
   if (st.isOk() || st.code() == Code::kInvalidUsage) return st;
   const Status failed = st.withContext("probe on rank " + std::to_string(c.rank()) + " of " +

@@ -90,13 +90,13 @@ Status checkCalls(Comm& c, std::vector<Call>& calls) {
   const bool check = c.settings().check && c.size() > 1;
   bool drained = false;
   for (Call& call : calls) {
-    c.callSequence().number(call);
+    c.issued(c.issuing()).sequence().number(call);
     if (!check || pointToPoint(call.coll)) continue;
     if (!drained) {
       STRATA_RETURN_IF_ERROR(c.engine().drain());
       drained = true;
     }
-    LevelGroup& flat = c.flat();
+    LevelGroup& flat = c.groups().flat();
     if (!flat.fabric) return internalError("STRATA_CHECK: the communicator has no flat fabric");
     // Under the communicator's deadline: a rank that skipped the call never joins. A timeout
     // (unlike a mismatch, which every rank detects together) leaves the ranks at different

@@ -42,8 +42,8 @@ std::string describeComm(const Comm& c) {
   // Device fabrics exist once a device call needed them (core/device_side.h).
   bool anyDevice = false;
   std::ostringstream dev;
-  for (size_t l = 0; l < c.levels().size(); ++l) {
-    const LevelGroup* g = c.levels()[l];
+  for (size_t l = 0; l < c.groups().levels().size(); ++l) {
+    const LevelGroup* g = c.groups().levels()[l];
     if (g == nullptr || !g->deviceFabric) continue;
     dev << (anyDevice ? "; " : "") << h.level(static_cast<int>(l)).name << " "
         << g->deviceFabric->name();
@@ -76,7 +76,7 @@ void logInitComplete(const Comm& c, double milliseconds) {
   }
   STRATA_INFO(kSubsysInit | kSubsysPlan,
               "plans from %s; each size bucket's plan is logged on its first use",
-              c.planSource().c_str());
+              c.plans().source().c_str());
   STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init COMPLETE in %.1f ms",
               static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
               milliseconds);

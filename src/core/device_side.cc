@@ -141,7 +141,8 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
     if (!g->fabric || g->deviceFabric) continue;
     // A level whose host fabric may span hosts (a topology file's `fabric: mpi`) never runs on
     // nccl; the flat group may, when all its members share a host.
-    const bool pinned = g != &c.flat() && !traitsOf(c.costParams().fabrics, g->fabricName).sameHost;
+    const bool pinned =
+        g != &c.groups().flat() && !traitsOf(c.costParams().fabrics, g->fabricName).sameHost;
     StatusOr<std::unique_ptr<fabric::Fabric> > made =
         fabric::createDeviceFabric(*g->boot, g->fabric.get(), d.options, d.identity, pinned);
     if (made.isOk()) {

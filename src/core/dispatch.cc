@@ -13,48 +13,20 @@
 
 namespace strata::core {
 
-size_t passElements(const Comm& c, size_t ts) {
-  return std::max<size_t>(1, c.settings().chunkBytes / ts);
-}
-
 namespace {
 
 using plan::Step;
+using Shape = Program::Shape;
 
-// A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
-// (0: no pipelining, the whole pass is one piece).
-size_t pipelineBytes(const Comm& c, const plan::Plan& p) {
-  size_t bytes = 0;
-  for (const plan::Stage& s : p.stages) {
-    if (s.chunkBytes != 0 && (bytes == 0 || s.chunkBytes < bytes)) bytes = s.chunkBytes;
-  }
-  if (bytes == 0) bytes = c.settings().pipelineBytes;
-  return bytes == 0 ? c.settings().chunkBytes : bytes;
-}
-
-bool hierarchical(const Comm& c) { return c.hierarchy().numLevels() > 1; }
-
-// The allreduce: every pass is a whole hierarchical allreduce of at most passElements
-// elements (an allreduce is elementwise, so pieces are independent allreduces), under the plan
-// prepare() chose for its size.
-Status allReduce(Comm& c, Executor& x, const Prepared& p) {
-  const Call& k = p.call;
-  if (k.count == 0) return Status::ok();
+// The allreduce: each pass a whole pipelined allreduce under its plan.
+Status allReduce(Comm& c, Executor& x, const Call& k, const Program& prog, const void* send,
+                 void* recv) {
   const size_t ts = dataTypeSize(k.type);
-  if (c.size() == 1) {
-    if (k.send != k.recv) return x.copy(k.recv, k.send, k.count * ts);
-    return Status::ok();  // a sum, product, max, min or average of one value is itself
-  }
-  const size_t pass = passElements(c, ts), full = std::min(pass, k.count);
-  for (size_t off = 0; off < k.count; off += pass) {
-    const size_t n = std::min(pass, k.count - off);
-    PlanExec* exec = n == full ? p.fullPass : p.lastPass;
-    if (exec == nullptr) return internalError("an allreduce pass without a prepared plan");
-    const size_t piece = std::max<size_t>(1, pipelineBytes(c, exec->plan) / ts);
-    STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %s, pieces of %zu", n, off,
-                 exec->description.c_str(), std::min(piece, n));
-    STRATA_RETURN_IF_ERROR(runPipelined(c, x, *exec, piece, at(k.send, off, ts),
-                                        at(k.recv, off, ts), n, k.type, k.op));
+  for (const ProgramPass& pass : prog.passes) {
+    STRATA_TRACE(kSubsysColl, "allreduce pass of %zu elements at %zu: %s, pieces of %zu",
+                 pass.count, pass.offset, pass.exec->description.c_str(), pass.pieceElements);
+    STRATA_RETURN_IF_ERROR(runPipelined(c, x, pass, at(send, pass.offset, ts),
+                                        at(recv, pass.offset, ts), k.type, k.op));
   }
   return Status::ok();
 }
@@ -75,13 +47,7 @@ Status reducePacked(Comm& c, Executor& x, const Prepared& p, char* buf) {
   const size_t ts = dataTypeSize(p.call.type);
   STRATA_TRACE(kSubsysColl, "fusion pack of %zu allreduces, %zu %s", p.fused.size(), p.call.count,
                dataTypeName(p.call.type));
-  Prepared whole;
-  whole.call = p.call;
-  whole.call.send = buf;
-  whole.call.recv = buf;
-  whole.fullPass = p.fullPass;
-  whole.lastPass = p.lastPass;
-  STRATA_RETURN_IF_ERROR(allReduce(c, x, whole));
+  STRATA_RETURN_IF_ERROR(allReduce(c, x, p.call, p.program, buf, buf));
   size_t off = 0;
   for (const Call& m : p.fused) {
     STRATA_RETURN_IF_ERROR(x.copy(m.recv, buf + off * ts, m.count * ts));
@@ -91,7 +57,8 @@ Status reducePacked(Comm& c, Executor& x, const Prepared& p, char* buf) {
 }
 
 char* fusionBufferFor(Comm& c, int slot, const Prepared& p) {
-  return static_cast<char*>(c.fusionBuffer(slot).get(p.call.count * dataTypeSize(p.call.type)));
+  return static_cast<char*>(
+      c.memory().fusionBuffer(slot).get(p.call.count * dataTypeSize(p.call.type)));
 }
 
 Status allReduceFused(Comm& c, Executor& x, const Prepared& p) {
@@ -139,113 +106,67 @@ Status runCollectives(Comm& c, Executor& x, const std::vector<const Prepared*>& 
   return Status::ok();
 }
 
-// Reduce-scatter and all-gather work on columns [a, a+w) of every rank's block at a time,
-// gathered into the scratch buffer in the order the schedule hands out blocks (rank r's
-// block at permutedPosition(r)). The flat schedule's order is the identity.
-Status reduceScatter(Comm& c, Executor& x, const Call& k) {
-  const size_t recvcount = k.count;
-  if (recvcount == 0) return Status::ok();
-  const size_t ts = dataTypeSize(k.type);
-  const size_t p = static_cast<size_t>(c.size());
-  const topo::Hierarchy& h = c.hierarchy();
-  const bool hier = hierarchical(c) && plan::hierarchicalBlocksPossible(h);
-  const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
-  const bool inPlace = k.recv == at(k.send, c.rank() * recvcount, ts);
+// Reduce-scatter and all-gather through scratch: each pass gathers columns [a, a+w) of every
+// rank's block into scratch, rank j's at blockOrder[j], runs its steps there, and copies this
+// rank's block (reduce-scatter) or every block (all-gather) out.
+Status blocks(Comm& c, Executor& x, const Call& k, const Program& prog) {
+  const size_t ts = dataTypeSize(k.type), p = static_cast<size_t>(c.size());
+  const std::vector<size_t>& order = *prog.blockOrder;
+  const bool rs = k.coll == Collective::kReduceScatter;
+  const size_t mine = order[static_cast<size_t>(c.rank())];
+  for (const ProgramPass& pass : prog.passes) {
+    const size_t a = pass.offset, w = pass.count;
+    STRATA_ASSIGN_OR_RETURN(void* work, x.scratch(p * w * ts));
+    if (rs) {
+      for (size_t j = 0; j < p; ++j) {
+        STRATA_RETURN_IF_ERROR(
+            x.copy(at(work, order[j] * w, ts), at(k.send, j * k.count + a, ts), w * ts));
+      }
+    } else {
+      STRATA_RETURN_IF_ERROR(x.copy(at(work, mine * w, ts), at(k.send, a, ts), w * ts));
+    }
+    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.groups().levels(), *pass.steps, work, work, k.type,
+                                    rs ? k.op : strataSum));
+    if (rs) {
+      char* out = at(k.recv, a, ts);
+      STRATA_RETURN_IF_ERROR(x.copy(out, at(work, mine * w, ts), w * ts));
+      if (k.op == strataAvg) STRATA_RETURN_IF_ERROR(x.divide(out, w, k.type, c.size()));
+    } else {
+      for (size_t j = 0; j < p; ++j) {
+        STRATA_RETURN_IF_ERROR(
+            x.copy(at(k.recv, j * k.count + a, ts), at(work, order[j] * w, ts), w * ts));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// One flat fabric call straight between the user's buffers (an all-gather in place when send
+// is recv's block).
+Status direct(Comm& c, Executor& x, const Call& k, const Program& prog) {
+  const Step& s = prog.passes[0].steps->at(0);
+  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
+  if (k.coll == Collective::kAllGather) {
+    return flat->allGather(k.send, k.recv, s.counts.data(), s.displs.data(), k.type);
+  }
   const strataRedOp_t fop = k.op == strataAvg ? strataSum : k.op;
-  if (!hier && !inPlace && cols >= recvcount) {
-    // One flat pass straight between the user's buffers.
-    const ScheduleKey key{Collective::kReduceScatter, recvcount};
-    const std::vector<Step>& steps = c.schedules().get(key, [&] {
-      return plan::flatBlockSteps(Collective::kReduceScatter, c.rank(), c.size(), recvcount);
-    });
-    const Step& s = steps[0];
-    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
-    STRATA_RETURN_IF_ERROR(
-        flat->reduceScatter(k.send, k.recv, s.counts.data(), s.displs.data(), k.type, fop));
-    if (k.op == strataAvg) return x.divide(k.recv, recvcount, k.type, c.size());
-    return Status::ok();
-  }
-  // Otherwise through scratch, which also keeps an in-place call from touching the other
-  // blocks of sendbuff.
-  for (size_t a = 0; a < recvcount; a += cols) {
-    const size_t w = std::min(cols, recvcount - a);
-    STRATA_ASSIGN_OR_RETURN(void* work, x.scratch(p * w * ts));
-    for (size_t j = 0; j < p; ++j) {
-      const size_t pos = hier ? plan::permutedPosition(h, static_cast<int>(j)) : j;
-      STRATA_RETURN_IF_ERROR(
-          x.copy(at(work, pos * w, ts), at(k.send, j * recvcount + a, ts), w * ts));
-    }
-    const ScheduleKey key{Collective::kReduceScatter, w};
-    const std::vector<Step>& steps = c.schedules().get(key, [&] {
-      return hier ? plan::reduceScatterSteps(h, c.rank(), w)
-                  : plan::flatBlockSteps(Collective::kReduceScatter, c.rank(), c.size(), w);
-    });
-    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.levels(), steps, work, work, k.type, k.op));
-    const size_t mine = hier ? plan::permutedPosition(h, c.rank()) : c.rank();
-    char* out = at(k.recv, a, ts);
-    STRATA_RETURN_IF_ERROR(x.copy(out, at(work, mine * w, ts), w * ts));
-    if (k.op == strataAvg) STRATA_RETURN_IF_ERROR(x.divide(out, w, k.type, c.size()));
-  }
+  STRATA_RETURN_IF_ERROR(
+      flat->reduceScatter(k.send, k.recv, s.counts.data(), s.displs.data(), k.type, fop));
+  if (k.op == strataAvg) return x.divide(k.recv, k.count, k.type, c.size());
   return Status::ok();
 }
 
-Status allGather(Comm& c, Executor& x, const Call& k) {
-  const size_t sendcount = k.count;
-  if (sendcount == 0) return Status::ok();
-  const size_t ts = dataTypeSize(k.type);
-  const size_t p = static_cast<size_t>(c.size());
-  const topo::Hierarchy& h = c.hierarchy();
-  const bool hier = hierarchical(c) && plan::hierarchicalBlocksPossible(h);
-  const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
-  if (!hier && cols >= sendcount) {
-    // One flat pass straight between the user's buffers (in place when send is recv's block).
-    const ScheduleKey key{Collective::kAllGather, sendcount};
-    const std::vector<Step>& steps = c.schedules().get(key, [&] {
-      return plan::flatBlockSteps(Collective::kAllGather, c.rank(), c.size(), sendcount);
-    });
-    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
-    return flat->allGather(k.send, k.recv, steps[0].counts.data(), steps[0].displs.data(), k.type);
-  }
-  for (size_t a = 0; a < sendcount; a += cols) {
-    const size_t w = std::min(cols, sendcount - a);
-    STRATA_ASSIGN_OR_RETURN(void* work, x.scratch(p * w * ts));
-    const size_t mine = hier ? plan::permutedPosition(h, c.rank()) : c.rank();
-    STRATA_RETURN_IF_ERROR(x.copy(at(work, mine * w, ts), at(k.send, a, ts), w * ts));
-    const ScheduleKey key{Collective::kAllGather, w};
-    const std::vector<Step>& steps = c.schedules().get(key, [&] {
-      return hier ? plan::allGatherSteps(h, c.rank(), w)
-                  : plan::flatBlockSteps(Collective::kAllGather, c.rank(), c.size(), w);
-    });
-    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.levels(), steps, work, work, k.type, strataSum));
-    for (size_t j = 0; j < p; ++j) {
-      const size_t pos = hier ? plan::permutedPosition(h, static_cast<int>(j)) : j;
-      STRATA_RETURN_IF_ERROR(
-          x.copy(at(k.recv, j * sendcount + a, ts), at(work, pos * w, ts), w * ts));
-    }
-  }
-  return Status::ok();
-}
-
-// Broadcast and reduce: passes of at most passElements, each a whole rooted collective of its
-// piece under the form prepare() chose for its size (decompose/rooted.h), on the hierarchy's
-// own level groups. The broadcast works in recvbuff (the root first copies sendbuff there);
-// the reduce in recvbuff on the root and scratch elsewhere, reading sendbuff on its first
-// step. strataAvg is summed; the root divides its result once.
-Status rooted(Comm& c, Executor& x, const Prepared& p) {
-  const Call& k = p.call;
-  if (k.count == 0) return Status::ok();
+// Broadcast and reduce passes, on the hierarchy's own level groups. The broadcast works in
+// recvbuff (the root first copies sendbuff there); the reduce in recvbuff on the root and
+// scratch elsewhere, reading sendbuff on its first step. strataAvg is summed; the root divides
+// its result once.
+Status rooted(Comm& c, Executor& x, const Call& k, const Program& prog) {
   const size_t ts = dataTypeSize(k.type);
   const bool isRoot = c.rank() == k.root, bcast = k.coll == Collective::kBroadcast;
   if (isRoot && k.send != k.recv) STRATA_RETURN_IF_ERROR(x.copy(k.recv, k.send, k.count * ts));
-  if (c.size() == 1) return Status::ok();  // the copy was the whole collective
   const strataRedOp_t fop = k.op == strataAvg ? strataSum : k.op;
-  const size_t pass = passElements(c, ts), full = std::min(pass, k.count);
-  for (size_t off = 0; off < k.count; off += pass) {
-    const size_t n = std::min(pass, k.count - off);
-    const plan::RootedForm form = n == full ? p.fullForm : p.lastForm;
-    const std::vector<Step>& steps = c.schedules().get(ScheduleKey{k.coll, n, form, k.root}, [&] {
-      return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
-    });
+  for (const ProgramPass& pass : prog.passes) {
+    const size_t off = pass.offset, n = pass.count;
     void* work = nullptr;
     if (bcast || isRoot) {
       work = at(k.recv, off, ts);
@@ -254,7 +175,8 @@ Status rooted(Comm& c, Executor& x, const Prepared& p) {
     }
     // The root's input is already in recvbuff: the reduce reads it there, in place.
     const void* src = bcast ? work : (isRoot ? at(k.recv, off, ts) : at(k.send, off, ts));
-    STRATA_RETURN_IF_ERROR(runSteps(c, x, c.levels(), steps, src, work, k.type, fop));
+    STRATA_RETURN_IF_ERROR(
+        runSteps(c, x, c.groups().levels(), *pass.steps, src, work, k.type, fop));
     if (!bcast && isRoot && k.op == strataAvg) {
       STRATA_RETURN_IF_ERROR(x.divide(work, n, k.type, c.size()));
     }
@@ -272,76 +194,32 @@ fabric::PeerOp peerOp(const Call& k) {
   return op;
 }
 
-// The plans of an allreduce's passes, as allReduce() walks them: `pick` gives the plan for a
-// pass of n elements.
-template <typename Pick>
-Status preparePasses(Comm& c, Prepared& p, Pick pick) {
-  const Call& k = p.call;
-  if (k.coll != Collective::kAllReduce || k.count == 0 || c.size() == 1) return Status::ok();
-  const size_t ts = dataTypeSize(k.type), pass = passElements(c, ts);
-  STRATA_ASSIGN_OR_RETURN(p.fullPass, pick(std::min(pass, k.count)));
-  if (k.count > pass && k.count % pass != 0) {
-    STRATA_ASSIGN_OR_RETURN(p.lastPass, pick(k.count % pass));
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
-StatusOr<Prepared> prepare(Comm& c, const Call& call) {
-  Prepared p;
-  p.call = call;
-  const size_t ts = dataTypeSize(call.type);
-  STRATA_RETURN_IF_ERROR(preparePasses(c, p, [&](size_t n) { return c.planForBytes(n * ts); }));
-  if ((call.coll == Collective::kBroadcast || call.coll == Collective::kReduce) && call.count > 0) {
-    const size_t pass = passElements(c, ts);
-    p.fullForm = c.rootedForm(call.coll, std::min(pass, call.count) * ts);
-    p.lastForm = call.count > pass ? c.rootedForm(call.coll, call.count % pass * ts) : p.fullForm;
-  }
-  return p;
-}
-
-StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& plan) {
-  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
-  Prepared p;
-  p.call = call;
-  STRATA_RETURN_IF_ERROR(preparePasses(c, p, [&](size_t) { return c.execForPlan(plan); }));
-  return p;
-}
-
-std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p) {
-  std::vector<LevelGroup*> out{&c.flat()};
-  if (c.size() == 1) return out;
-  if (p.call.coll == Collective::kAllReduce) {
-    for (PlanExec* exec : {p.fullPass, p.lastPass}) {
-      if (exec != nullptr) out.insert(out.end(), exec->groups.begin(), exec->groups.end());
-    }
-  } else {
-    out.insert(out.end(), c.levels().begin(), c.levels().end());
-  }
-  return out;
-}
-
 Status run(Comm& c, Executor& x, const Prepared& p) {
-  switch (p.call.coll) {
-    case Collective::kAllReduce:
-      return p.fused.empty() ? allReduce(c, x, p) : allReduceFused(c, x, p);
-    case Collective::kReduceScatter:
-      return reduceScatter(c, x, p.call);
-    case Collective::kAllGather:
-      return allGather(c, x, p.call);
-    case Collective::kBroadcast:
-    case Collective::kReduce:
-      return rooted(c, x, p);
-    case Collective::kSend:
-    case Collective::kRecv: {
-      const fabric::PeerOp op = peerOp(p.call);
-      STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+  const Call& k = p.call;
+  switch (p.program.shape) {
+    case Shape::kNothing:
+      return Status::ok();
+    case Shape::kCopy:
+      if (k.send == k.recv) return Status::ok();
+      return x.copy(k.recv, k.send, k.count * dataTypeSize(k.type));
+    case Shape::kAllReduce:
+      return p.fused.empty() ? allReduce(c, x, k, p.program, k.send, k.recv)
+                             : allReduceFused(c, x, p);
+    case Shape::kDirect:
+      return direct(c, x, k, p.program);
+    case Shape::kBlocks:
+      return blocks(c, x, k, p.program);
+    case Shape::kRooted:
+      return rooted(c, x, k, p.program);
+    case Shape::kPeer: {
+      const fabric::PeerOp op = peerOp(k);
+      STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
       return flat->exchange(&op, 1);
     }
-    default:
-      return internalError(std::string("no dispatcher for ") + collectiveName(p.call.coll));
   }
+  return internalError(std::string("no runner for ") + collectiveName(k.coll));
 }
 
 Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls) {
@@ -350,7 +228,7 @@ Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls) {
     if (pointToPoint(p.call.coll)) ops.push_back(peerOp(p.call));
   }
   if (!ops.empty()) {
-    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+    STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
     STRATA_RETURN_IF_ERROR(flat->exchange(ops.data(), ops.size()));
   }
   std::vector<const Prepared*> colls;

@@ -1,9 +1,10 @@
-// The dispatcher: turns a call into the schedule of its steps and runs them on the fabrics of
-// the communicator's groups. Arguments are validated by the C boundary (src/api) first.
+// The dispatcher: prepares a call's program (core/program.h) and runs it on the fabrics of the
+// communicator's groups. Arguments are validated by the C boundary (src/api) first.
 //
 // Two halves, so that setup never runs on the progress thread and never diverges from what
-// runs: prepare() makes everything the call will use (plans, groups, fabrics: collective on
-// first use, on the issuing thread) and records it in a Prepared; run() only reads it.
+// runs: prepare() (core/prepare.cc) makes everything the call will use (plans, groups, fabrics:
+// collective on first use, on the issuing thread) and the complete program of its steps;
+// run() (dispatch.cc) only executes that program.
 #pragma once
 
 #include <cstddef>
@@ -13,27 +14,22 @@
 #include "common/status.h"
 #include "core/comm.h"
 #include "core/executor.h"
+#include "core/program.h"
 
 namespace strata::core {
 
-// A call and what setup made for it.
+// A call and its program.
 struct Prepared {
   Call call;
-  // Allreduce: the plan of a full pass (or of the whole call when it is one pass) and of the
-  // shorter last pass (null when there is none).
-  PlanExec* fullPass = nullptr;
-  PlanExec* lastPass = nullptr;
-  // Broadcast and reduce: the form of a full pass and of the shorter last pass.
-  plan::RootedForm fullForm = plan::RootedForm::kFlat;
-  plan::RootedForm lastForm = plan::RootedForm::kFlat;
+  Program program;
   // A fusion pack (core/fusion.h): `call` is the allreduce of the whole pack (its buffers are
   // the communicator's fusion buffer, named at run time) and these are its members, in pack
   // order. Host memory only.
   std::vector<Call> fused;
 };
 
-// Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger allreduce runs as
-// passes of this many elements and a shorter last one, each under the plan for its bytes.
+// Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger call runs as passes
+// of this many elements and a shorter last one, each planned for its bytes.
 size_t passElements(const Comm& c, size_t ts);
 
 // Collective on the first call that needs a plan or group. Issuing thread only.
@@ -41,6 +37,9 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call);
 // An allreduce under a given plan for every pass, instead of the planner's or the plan file's
 // choice (strata-tune and the plan tests). Every rank must pass the same plan.
 StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& p);
+// The program of a fusion pack cut at run time (core/fusion_queue.h), under the plans
+// Comm::prepareFusionPlans made beforehand: sets nothing up, so the runner may call it.
+StatusOr<Program> fusionPackProgram(const Comm& c, const Call& pack);
 // The groups a prepared call runs on (the device path makes their device fabrics).
 std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p);
 

@@ -32,13 +32,22 @@ Status Engine::statusOf(uint64_t ticket) const {
   return failedAt_ != 0 && ticket >= failedAt_ ? error_ : Status::ok();
 }
 
+namespace {
+// The engine whose queued call this thread is running, if any (Engine::insideCall).
+thread_local const Engine* tl_insideCall = nullptr;
+}  // namespace
+
+bool Engine::insideCall() const { return tl_insideCall == this; }
+
 void Engine::runNext(std::unique_lock<std::mutex>& lock) {
   running_ = true;
   Item item = std::move(items_.front());
   items_.pop_front();
   const Status earlier = error_;
   lock.unlock();
+  tl_insideCall = this;
   Status st = item.work(earlier);
+  tl_insideCall = nullptr;
   lock.lock();
   // The first failure stands; one that comes before an abort's point (the call that was
   // running when abort() came) moves the point back to it.
@@ -124,7 +133,7 @@ void Engine::fail(const Status& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (failedAt_ != 0 || why.isOk()) return;
   failedAt_ = submitted_ + 1;  // every call queued from now on
-  error_ = why;  // logged by the C boundary, which returns it
+  error_ = why;                // logged by the C boundary, which returns it
 }
 
 Status Engine::error() const {

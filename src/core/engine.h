@@ -47,6 +47,9 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   bool threaded() const { return threaded_; }
+  // Whether this thread is running one of this engine's queued calls now (core/threads.h:
+  // no setup from there).
+  bool insideCall() const;
 
   // Queues `work`; returns its ticket (1, 2, ...). Returns at once.
   uint64_t submit(Work work);

@@ -11,12 +11,12 @@ namespace strata::core {
 
 void FusionQueueDeleter::operator()(FusionQueue* q) const { delete q; }
 
-FusionQueue& Comm::fusionQueue() {
+FusionQueue& IssueState::fusionQueue() {
   if (!fusionQueue_) fusionQueue_.reset(new FusionQueue());
   return *fusionQueue_;
 }
 
-void Comm::cutFusion() {
+void IssueState::cutFusion() {
   if (fusionQueue_) fusionQueue_->cut();
 }
 
@@ -75,7 +75,7 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
     }
   }
   // The agreement: the smallest proposal is a pack every rank can form.
-  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.flat()));
+  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
   int64_t agreed = static_cast<int64_t>(mine);
   STRATA_RETURN_IF_ERROR(flat->allReduce(&agreed, &agreed, 1, strataInt64, strataMin)
                              .withContext("agreeing on a fusion pack"));
@@ -98,22 +98,28 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
     }
   }
   if (agreed > 1) {
-    // Plans made beforehand (Comm::prepareFusionPlans): the runner sets nothing up.
-    const size_t ts = dataTypeSize(whole.call.type), pass = passElements(c, ts);
-    const size_t n = whole.call.count;
-    whole.fullPass = c.fusionPlanFor(std::min(pass, n) * ts);
-    if (n > pass && n % pass != 0) whole.lastPass = c.fusionPlanFor(n % pass * ts);
+    // Plans made beforehand (PlanBook::prepareFusionPlans): the runner sets nothing up.
+    StatusOr<Program> prog = fusionPackProgram(c, whole.call);
+    if (!prog.isOk()) {
+      markDone(id, static_cast<uint64_t>(agreed));
+      return prog.status();
+    }
+    whole.program = std::move(prog.value());
     STRATA_TRACE(kSubsysColl, "nonblocking fusion pack of %lld allreduces (this rank had %zu)",
                  static_cast<long long>(agreed), mine);
   }
   const Status st = core::run(c, x, whole);
+  markDone(id, static_cast<uint64_t>(agreed));
+  return st;
+}
+
+void FusionQueue::markDone(uint64_t id, uint64_t n) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (uint64_t i = id; i < id + static_cast<uint64_t>(agreed); ++i) at(i).done = true;
+  for (uint64_t i = id; i < id + n; ++i) at(i).done = true;
   while (!entries_.empty() && entries_.front().done) {
     entries_.pop_front();
     ++first_;
   }
-  return st;
 }
 
 }  // namespace strata::core

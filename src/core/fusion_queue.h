@@ -59,6 +59,8 @@ class FusionQueue {
   // still join (false: the run is cut, or the next call does not fit).
   size_t proposal(uint64_t id, size_t thetaBytes, bool* open) const;
   Entry& at(uint64_t id) { return entries_[id - first_]; }
+  // Calls id .. id+n-1 ran (or failed) in one pack: none runs again.
+  void markDone(uint64_t id, uint64_t n);
 
   mutable std::mutex mutex_;
   std::condition_variable added_;  // a call was added or the run cut

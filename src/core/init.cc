@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -103,6 +104,13 @@ Status Comm::assignUid() {
   return Status::ok();
 }
 
+IssuingThread Comm::issuing() const {
+  // Setup inside a running call would change what other queued calls' programs point to, and
+  // talk to peers that are inside the same call: never.
+  assert(engine_ == nullptr || !engine_->insideCall());
+  return IssuingThread();
+}
+
 Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   logSetRank(rank_);
   STRATA_RETURN_IF_ERROR(assignUid());
@@ -124,10 +132,11 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   costParams_.flatFabric = fabricOptions_.net;
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
-  STRATA_RETURN_IF_ERROR(buildLevels());
-  STRATA_RETURN_IF_ERROR(gatherHosts());
+  const IssuingThread me = issuing();
+  STRATA_RETURN_IF_ERROR(groups_.buildLevels(me));
+  STRATA_RETURN_IF_ERROR(groups_.gatherHosts(me));
   STRATA_RETURN_IF_ERROR(loadPlans());
-  dumpPlans();
+  plans_.dump(settings_.planDumpFile);
   return Status::ok();
 }
 
@@ -142,24 +151,12 @@ Comm::~Comm() {
   }
   engine_.reset();
   plans_.clear();
-  forcedPlans_.clear();
-  levels_.clear();
-  // Device fabrics may wrap host fabrics and use the device state's stream: they go first,
-  // then the host fabrics, then the groups' control planes, then the device state.
-  auto release = [](LevelGroup& g) {
-    g.deviceFabric.reset();
-    g.fabric.reset();
-    g.boot.reset();
-  };
-  for (auto& [key, g] : groups_) release(*g);
-  if (flat_) release(*flat_);
-  groups_.clear();
-  flat_.reset();
+  // Device fabrics may wrap host fabrics and use the device state's stream: the groups go
+  // first (GroupTable::release), then the device state.
+  groups_.release();
   device_.reset();
   if (aborted_.load()) {
-    for (Scratch* s : {&scratch_, &fusionBuffers_[0], &fusionBuffers_[1]}) {
-      for (std::vector<char>& b : s->take()) keepUntilExit(std::move(b));
-    }
+    for (std::vector<char>& b : memory_.take()) keepUntilExit(std::move(b));
   }
 }
 
@@ -168,13 +165,7 @@ void Comm::abandon() {
   // their peers may never issue them.
   aborted_.store(true);
   engine_->abort(Status(Code::kRemoteError, "the communicator was aborted (strataCommAbort)"));
-  auto abandonGroup = [](LevelGroup& g) {
-    if (g.deviceFabric) g.deviceFabric->abandon();
-    if (g.fabric) g.fabric->abandon();
-    if (g.boot) g.boot->abandon();
-  };
-  for (auto& [key, g] : groups_) abandonGroup(*g);
-  if (flat_) abandonGroup(*flat_);
+  groups_.abandon();
   if (boot_) boot_->abandon();
 }
 
@@ -252,30 +243,6 @@ Status Comm::buildHierarchy() {
   return Status::ok();
 }
 
-// The groups of the hierarchy's own levels (the reduce-scatter and all-gather paths use them;
-// allreduce plans share them where their stages match), and the flat group that carries the
-// whole communicator's data on mpi. Collective.
-Status Comm::buildLevels() {
-  for (int l = 0; l < hierarchy_.numLevels(); ++l) {
-    STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensureGroup(hierarchy_, l));
-    levels_.push_back(g);
-  }
-  auto flat = std::make_unique<LevelGroup>();
-  flat->fabricName = costParams_.flatFabric;
-  flat->index = rank_;
-  flat->size = size_;
-  STRATA_ASSIGN_OR_RETURN(flat->boot, boot_->split(0, rank_));
-  StatusOr<std::unique_ptr<fabric::Fabric>> f =
-      fabric::createFabric(flat->fabricName, *flat->boot, fabricOptions_);
-  STRATA_RETURN_IF_ERROR(boot::agree(*boot_, f.status()));
-  flat->fabric = f.take();
-  STRATA_INFO(kSubsysInit | kSubsysFabric,
-              "commHash %s host fabric %s for the whole communicator: %d ranks",
-              hashText(hash_).c_str(), flat->fabricName.c_str(), size_);
-  flat_ = std::move(flat);
-  return Status::ok();
-}
-
 // STRATA_PLAN_FILE: every rank loads and resolves it against the hierarchy; any failure fails
 // all ranks, and so does a file whose content differs between ranks (its hash is compared),
 // since ranks running different plans would deadlock or compute garbage. Collective.
@@ -283,10 +250,7 @@ Status Comm::loadPlans() {
   const std::string& file = settings_.planFile;
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
   STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_PLAN_FILE", file, true));
-  if (file.empty()) {
-    planSource_ = "planner (cost model)";
-    return Status::ok();
-  }
+  if (file.empty()) return Status::ok();
   std::string layout;  // the one the file records
   StatusOr<std::vector<plan::PlanRule>> rules =
       loadPlanRules(file, hierarchy_, fabric::fabricNames(), &layout);
@@ -298,50 +262,15 @@ Status Comm::loadPlans() {
                         ": its content differs between ranks (hash mismatch); every rank must "
                         "load the same plan");
   }
-  planRules_ = rules.take();
-  planSource_ = "plan file " + file;
+  std::string source = "plan file " + file;
   // Its rules fit this hierarchy's levels, but sizes tuned on another layout may not suit it:
-  // the init log says so (logInitComplete prints planSource_).
+  // the init log says so (logInitComplete prints the plans' source).
   const std::string mine = plan::planLayout(hierarchy_);
   if (!layout.empty() && layout != mine) {
-    planSource_ += " (written for " + layout + ", this job's layout is " + mine + ")";
+    source += " (written for " + layout + ", this job's layout is " + mine + ")";
   }
+  plans_.setRules(rules.take(), std::move(source));
   return Status::ok();
-}
-
-// STRATA_PLAN_DUMP_FILE: rank 0 writes the planner's choice for every power-of-two size bucket,
-// merged into ranges, in the plan-file format, so a choice can be pinned.
-void Comm::dumpPlans() const {
-  const std::string& file = settings_.planDumpFile;
-  if (file.empty() || rank_ != 0) return;
-  std::vector<plan::PlanRule> rules;
-  for (int b = 0; b < 63; ++b) {
-    const size_t lo = b == 0 ? 0 : size_t{1} << b;
-    const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
-    plan::Plan p = planRules_.empty()
-                       ? plan::choosePlan(hierarchy_, plan::bucketBytes(b), costParams_).plan
-                       : *plan::planFor(planRules_, lo);
-    if (!rules.empty() &&
-        plan::describePlan(hierarchy_, rules.back().plan) == plan::describePlan(hierarchy_, p)) {
-      rules.back().maxBytes = hi;
-    } else {
-      plan::PlanRule rule;
-      rule.minBytes = lo;
-      rule.maxBytes = hi;
-      rule.plan = p;
-      rules.push_back(rule);
-    }
-  }
-  FILE* out = std::fopen(file.c_str(), "w");
-  if (out == nullptr) {
-    STRATA_WARN(kSubsysPlan, "STRATA_PLAN_DUMP_FILE %s: cannot write: %s", file.c_str(),
-                std::strerror(errno));
-    return;
-  }
-  const std::string text = plan::formatPlanFile(rules, hierarchy_);
-  std::fwrite(text.data(), 1, text.size(), out);
-  std::fclose(out);
-  STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());
 }
 
 }  // namespace strata::core

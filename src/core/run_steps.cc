@@ -17,15 +17,7 @@ using plan::Step;
 // comm's own levels, or a plan's stage groups), on the executor's memory.
 StatusOr<fabric::Fabric*> fabricFor(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups,
                                     int level) {
-  return x.fabricOf(level == plan::kFlatLevel ? c.flat() : *groups[level]);
-}
-
-const std::vector<Step>& allReduceStepsOf(Comm& c, PlanExec& exec, size_t n) {
-  return exec.schedules.get(ScheduleKey{Collective::kAllReduce, n}, [&] {
-    if (exec.plan.passthrough) return plan::flatAllReduceSteps(n);
-    const bool ring = exec.plan.stages.back().algorithm == "ring";
-    return plan::allReduceSteps(exec.derived, c.rank(), n, ring);
-  });
+  return x.fabricOf(level == plan::kFlatLevel ? c.groups().flat() : *groups[level]);
 }
 
 // A piece's schedule split around its allreduce step: [begin, ar) the reduce-scatters, then
@@ -160,19 +152,16 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
 // (pieces in order, RS before AG of one piece, one AR in flight per fabric); a piece's AG starts
 // only after its AR finished on this rank; and the pieces of one rank's buffer are disjoint, so
 // overlapping stages never touch the same bytes.
-Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, const void* send,
-                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op) {
+Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* send, void* recv,
+                    strataDataType_t type, strataRedOp_t op) {
+  const PlanExec& exec = *pass.exec;
   const size_t ts = dataTypeSize(type);
-  const size_t piece = std::max<size_t>(1, pieceElements);
+  const size_t count = pass.count, piece = pass.pieceElements;
   const size_t pieces = (count + piece - 1) / piece;
-  const std::vector<Step>& full = allReduceStepsOf(c, exec, std::min(piece, count));
-  const std::vector<Step>& last = allReduceStepsOf(c, exec, count - (pieces - 1) * piece);
+  const std::vector<Step>& full = *pass.steps;
+  const std::vector<Step>& last = *pass.lastPiece;
   const Split fullSplit = split(full);
-  // Decided from what every rank knows alike (never from this rank's own steps): all members
-  // of a group must run its collectives in the same order.
-  const bool overlap = pieces > 1 && !exec.plan.passthrough && exec.plan.stages.size() > 1 &&
-                       exec.plan.stages.back().algorithm != "ring";
-  if (!overlap) {
+  if (!pass.overlap) {
     // Nothing to overlap: whole pieces one after another.
     for (size_t k = 0; k < pieces; ++k) {
       const size_t off = k * piece;

@@ -9,6 +9,7 @@
 #include "common/wire.h"
 #include "core/comm.h"
 #include "core/executor.h"
+#include "core/program.h"
 #include "decompose/schedule.h"
 
 namespace strata::core {
@@ -38,11 +39,12 @@ inline Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& gro
                   wire);
 }
 
-// The allreduce of `count` elements under `exec`, cut into pieces of `pieceElements`, with the
-// allreduce step of piece k (the slow, inter-host stage) in flight while this rank runs the
-// all-gathers of piece k-1 and the reduce-scatters of piece k+1. Falls back to one piece after
-// another when the schedule has no allreduce step (a ring top stage) or there is one piece.
-Status runPipelined(Comm& c, Executor& x, PlanExec& exec, size_t pieceElements, const void* send,
-                    void* recv, size_t count, strataDataType_t type, strataRedOp_t op);
+// An allreduce pass (core/program.h) of pass.count elements under pass.exec's plan, cut into
+// pieces of pass.pieceElements. With pass.overlap, the allreduce step of piece k (the slow,
+// inter-host stage) is in flight while this rank runs the all-gathers of piece k-1 and the
+// reduce-scatters of piece k+1; without, the pieces run one after another. `send` and `recv`
+// are the pass's own elements.
+Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* send, void* recv,
+                    strataDataType_t type, strataRedOp_t op);
 
 }  // namespace strata::core

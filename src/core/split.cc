@@ -116,8 +116,9 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
   engine_ = std::make_shared<Engine>(parent.engine_->threaded());
   hierarchy_ = std::move(hierarchy);
   hierarchySource_ = "split of " + parent.hierarchySource_;
-  STRATA_RETURN_IF_ERROR(buildLevels());
-  STRATA_RETURN_IF_ERROR(gatherHosts());
+  const IssuingThread me = issuing();
+  STRATA_RETURN_IF_ERROR(groups_.buildLevels(me));
+  STRATA_RETURN_IF_ERROR(groups_.gatherHosts(me));
   // The parent's plan file, resolved against this hierarchy; a file that does not fit it (it
   // names levels the split dropped) leaves the choice to the planner.
   if (!settings_.planFile.empty()) {
@@ -127,11 +128,8 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
         STRATA_WARN(kSubsysPlan, "split communicator: %s; its plans come from the planner",
                     loaded.message().c_str());
       }
-      planRules_.clear();
-      planSource_ = "planner (cost model)";
+      plans_.setRules({}, "planner (cost model)");
     }
-  } else {
-    planSource_ = "planner (cost model)";
   }
   return Status::ok();
 }

@@ -292,14 +292,14 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
     } else {
       c.label = "allreduce@" + name;
       AllReduceCost ar;
-      if (shm && g > 1 && s.algorithm != "ring") {
+      if (shm && g > 1 && s.algorithm != Algorithm::kRing) {
         ar = shmAllReduce(g, range, link, params);
         c.algorithm = "shm";
       } else if (shm && g > 1) {  // the fabric's reduce-scatter, then its all-gather
         ar = {shmReduceScatterUs(g, range, link, params) + shmAllGatherUs(g, range, link), range};
         c.algorithm = "ring";
       } else {
-        ar = allReduce(s.algorithm, g, range, link, sharing, params, &c.algorithm);
+        ar = allReduce(algorithmName(s.algorithm), g, range, link, sharing, params, &c.algorithm);
       }
       c.us = ar.us;
       c.bytesMoved = ar.bytesSent;

@@ -48,6 +48,18 @@ std::string stageName(const topo::Hierarchy& h, const Stage& s) {
   return name;
 }
 
+const char* algorithmName(Algorithm a) { return a == Algorithm::kRing ? "ring" : "auto"; }
+
+bool parseAlgorithm(const std::string& word, Algorithm* out) {
+  for (Algorithm a : {Algorithm::kAuto, Algorithm::kRing}) {
+    if (word == algorithmName(a)) {
+      *out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string describePlan(const topo::Hierarchy& h, const Plan& p) {
   if (p.passthrough) return "passthrough";
   std::ostringstream out;
@@ -62,7 +74,9 @@ std::string describePlan(const topo::Hierarchy& h, const Plan& p) {
   }
   if (m > 0) {
     out << "allreduce@" << stageName(h, p.stages[m - 1]);
-    if (p.stages[m - 1].algorithm != "auto") out << " (" << p.stages[m - 1].algorithm << ")";
+    if (p.stages[m - 1].algorithm != Algorithm::kAuto) {
+      out << " (" << algorithmName(p.stages[m - 1].algorithm) << ")";
+    }
     out << wire(m - 1);
   }
   for (size_t j = m - 1; j-- > 0;) out << ", all_gather@" << stageName(h, p.stages[j]) << wire(j);
@@ -87,9 +101,6 @@ Status checkPlan(const topo::Hierarchy& h, const Plan& p) {
       if (!seen.insert(l).second) {
         return invalidArgument("level '" + h.level(l).name + "' appears in two stages");
       }
-    }
-    if (s.algorithm != "auto" && s.algorithm != "ring") {
-      return invalidArgument("unknown algorithm '" + s.algorithm + "' (auto or ring)");
     }
   }
   for (int l = 0; l < h.numLevels(); ++l) {

@@ -7,7 +7,7 @@
 //   all-gather over S(m-1), ..., all-gather over S0.
 // Every level appears in exactly one stage. A stage over several levels runs on the ranks that
 // differ only in those levels' coordinates (e.g. "nvlink+node": the whole node). Examples:
-//   flat ring    [all levels] with algorithm "ring" (reduce-scatter then all-gather)
+//   flat ring    [all levels] with Algorithm::kRing (reduce-scatter then all-gather)
 //   two-level    [intra-node levels] [network]        (Horovod's hierarchical allreduce)
 //   blueconnect  [level 0] [level 1] ... [top]         (one stage per level, innermost first)
 //   reordered    [network] [node] ...                  (regular hierarchies only)
@@ -24,13 +24,18 @@
 
 namespace strata::plan {
 
+// The allreduce stage's algorithm: the fabric's own allreduce, or its reduce-scatter then its
+// all-gather (a ring on every fabric we have). Reduce-scatter and all-gather stages use kAuto.
+enum class Algorithm { kAuto, kRing };
+const char* algorithmName(Algorithm a);  // "auto", "ring": the plan file's words
+// The algorithm a plan file names; false for any other word.
+bool parseAlgorithm(const std::string& word, Algorithm* out);
+
 struct Stage {
   std::vector<int> levels;  // hierarchy level indices, ascending
   std::string fabric;       // empty: the fabric of the stage's outermost level (it spans them all)
-  // For the allreduce stage: "auto" (the fabric's allreduce) or "ring" (its reduce-scatter then
-  // all-gather). Reduce-scatter and all-gather stages use "auto".
-  std::string algorithm = "auto";
-  size_t chunkBytes = 0;  // 0: STRATA_CHUNK_BYTES
+  Algorithm algorithm = Algorithm::kAuto;  // the allreduce stage's; the others' are kAuto
+  size_t chunkBytes = 0;                   // 0: STRATA_CHUNK_BYTES
   // The type float32 sums travel in over this stage (a plan file's `wire:` key). Unset: as
   // STRATA_COMPRESS says for a stage whose groups cross hosts, float32 otherwise (core decides,
   // it knows the hosts).

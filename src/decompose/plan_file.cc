@@ -34,7 +34,7 @@ struct StageEntry {
   std::string text;                 // "reduce_scatter@node", as written
   std::vector<std::string> levels;  // in the order written
   std::string fabric;
-  std::string algorithm;  // empty when not given
+  std::optional<Algorithm> algorithm;  // unset when not given
   size_t chunkBytes = 0;
   std::optional<WireType> wire;
   int line = 0;
@@ -144,15 +144,16 @@ StatusOr<StageEntry> parseStageEntry(const YAML::Node& node, const std::string& 
       entry.fabric = e.value.Scalar();
       entry.fabricLine = mark.line + 1;
     } else if (e.key == "algorithm") {
-      if (!e.value.IsScalar() || (e.value.Scalar() != "auto" && e.value.Scalar() != "ring")) {
+      Algorithm a = Algorithm::kAuto;
+      if (!e.value.IsScalar() || !parseAlgorithm(e.value.Scalar(), &a)) {
         return errors.at(mark, label + " algorithm must be auto or ring, found " + found);
       }
-      if (e.value.Scalar() == "ring" && entry.op != Op::kAllReduce) {
+      if (a == Algorithm::kRing && entry.op != Op::kAllReduce) {
         return errors.at(mark, label +
                                    " has algorithm ring, which is for the allreduce stage "
                                    "only; reduce-scatters and all-gathers use auto");
       }
-      entry.algorithm = e.value.Scalar();
+      entry.algorithm = a;
     } else if (e.key == "wire") {
       WireType w = WireType::kNone;
       if (!e.value.IsScalar() || !parseWireType(e.value.Scalar(), &w)) {
@@ -274,7 +275,7 @@ StatusOr<std::vector<RawStage>> composeStages(const std::vector<StageEntry>& ent
       stage.fabricLine = g->fabricLine;
     }
     stage.chunkBytes = s.chunkBytes != 0 || g == nullptr ? s.chunkBytes : g->chunkBytes;
-    if (!s.algorithm.empty()) stage.algorithm = s.algorithm;
+    if (s.algorithm) stage.algorithm = *s.algorithm;
     stage.wire = s.wire || g == nullptr ? s.wire : g->wire;
     raw.push_back(std::move(stage));
   }
@@ -321,7 +322,7 @@ StatusOr<PlanRule> parseRule(const YAML::Node& node, int index, const std::strin
       rule.plan.name = "flat-ring";
       RawStage all;
       all.allLevels = true;
-      all.algorithm = "ring";
+      all.algorithm = Algorithm::kRing;
       all.line = rule.line;
       rule.rawStages.push_back(all);
     } else {

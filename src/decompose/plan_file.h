@@ -72,7 +72,7 @@ struct RawStage {
   std::vector<std::string> levels;  // level names in the order written
   bool allLevels = false;           // `plan: flat`: every level of the hierarchy
   std::string fabric;               // empty: the fabric of the stage's outermost level (plan.h)
-  std::string algorithm = "auto";
+  Algorithm algorithm = Algorithm::kAuto;
   size_t chunkBytes = 0;         // 0: STRATA_CHUNK_BYTES
   std::optional<WireType> wire;  // unset: STRATA_COMPRESS decides
   int line = 0;        // where the stage is written (its reduce_scatter or allreduce entry)

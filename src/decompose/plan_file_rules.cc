@@ -138,7 +138,9 @@ std::string stageEntry(const topo::Hierarchy& h, const char* op, const Stage& st
                        bool isAllReduce) {
   std::string keys;
   if (!stage.fabric.empty()) keys += ", fabric: " + stage.fabric;
-  if (isAllReduce && stage.algorithm != "auto") keys += ", algorithm: " + stage.algorithm;
+  if (isAllReduce && stage.algorithm != Algorithm::kAuto) {
+    keys += std::string(", algorithm: ") + algorithmName(stage.algorithm);
+  }
   if (stage.chunkBytes != 0) keys += ", chunk_bytes: " + detail::sizeText(stage.chunkBytes);
   if (stage.wire) keys += std::string(", wire: ") + wireTypeName(*stage.wire);
   const std::string text = stageText(h, op, stage);

@@ -34,12 +34,12 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& par
     // One allreduce over everyone on the outer level's own fabric (e.g. shm on one host).
     Plan flat;
     flat.name = "flat";
-    flat.stages.push_back(Stage{all, "", "auto", 0, std::nullopt});
+    flat.stages.push_back(Stage{all, "", Algorithm::kAuto, 0, std::nullopt});
     out.push_back(flat);
   }
   Plan ring;
   ring.name = "flat-ring";
-  ring.stages.push_back(Stage{all, "", "ring", 0, std::nullopt});
+  ring.stages.push_back(Stage{all, "", Algorithm::kRing, 0, std::nullopt});
   out.push_back(ring);
   if (k == 1) return out;
 
@@ -94,6 +94,15 @@ Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& para
     }
   }
   return best;
+}
+
+BlockForm chooseBlocks(const topo::Hierarchy& h, Collective coll, double bytes,
+                       const CostParams& params) {
+  (void)coll;
+  (void)bytes;
+  (void)params;
+  return h.numLevels() > 1 && hierarchicalBlocksPossible(h) ? BlockForm::kHierarchical
+                                                            : BlockForm::kFlat;
 }
 
 }  // namespace strata::plan

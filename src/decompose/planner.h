@@ -8,6 +8,7 @@
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/rooted_cost.h"  // broadcast and reduce: chooseRooted
+#include "decompose/schedule.h"     // reduce-scatter and all-gather: BlockForm
 
 namespace strata::plan {
 
@@ -35,5 +36,11 @@ double bucketBytes(int bucket);
 
 // The cheapest candidate for an allreduce of `bytes`, ties going to the earlier candidate.
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params);
+
+// The form of a reduce-scatter or all-gather (`coll`) of `bytes` in all: hierarchical (innermost
+// level first) on a hierarchy of several levels that admits it, flat otherwise. Not costed yet:
+// a fixed rule, the same for every size, until the cost model covers these collectives.
+BlockForm chooseBlocks(const topo::Hierarchy& h, Collective coll, double bytes,
+                       const CostParams& params);
 
 }  // namespace strata::plan

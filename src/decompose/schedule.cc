@@ -116,4 +116,19 @@ std::vector<Step> flatBlockSteps(Collective kind, int rank, int nranks, size_t b
   return {blockStep(kind, kFlatLevel, range, rank, nranks, nranks)};
 }
 
+const char* blockFormName(BlockForm form) {
+  return form == BlockForm::kHierarchical ? "hierarchical" : "flat";
+}
+
+std::vector<Step> blockSteps(const topo::Hierarchy& h, Collective coll, BlockForm form, int rank,
+                             size_t blockCount) {
+  if (form == BlockForm::kFlat) return flatBlockSteps(coll, rank, h.numRanks(), blockCount);
+  return coll == Collective::kReduceScatter ? reduceScatterSteps(h, rank, blockCount)
+                                            : allGatherSteps(h, rank, blockCount);
+}
+
+size_t blockPosition(const topo::Hierarchy& h, BlockForm form, int rank) {
+  return form == BlockForm::kHierarchical ? permutedPosition(h, rank) : static_cast<size_t>(rank);
+}
+
 }  // namespace strata::plan

@@ -69,6 +69,16 @@ std::vector<Step> reduceScatterSteps(const topo::Hierarchy& h, int rank, size_t 
 std::vector<Step> allGatherSteps(const topo::Hierarchy& h, int rank, size_t blockCount);
 size_t permutedPosition(const topo::Hierarchy& h, int rank);
 
+// How a reduce-scatter or all-gather moves its blocks: in one step over the whole communicator,
+// or level by level, innermost first (BlueConnect's stages; hierarchicalBlocksPossible only).
+enum class BlockForm { kFlat, kHierarchical };
+const char* blockFormName(BlockForm form);  // "flat", "hierarchical"
+// The steps of `rank` for a reduce-scatter or all-gather (`coll`) under `form`, over a working
+// buffer of numRanks * blockCount elements with rank r's block at blockPosition(h, form, r).
+std::vector<Step> blockSteps(const topo::Hierarchy& h, Collective coll, BlockForm form, int rank,
+                             size_t blockCount);
+size_t blockPosition(const topo::Hierarchy& h, BlockForm form, int rank);
+
 // The one-step flat schedules over the whole communicator of `nranks`.
 std::vector<Step> flatAllReduceSteps(size_t count);
 std::vector<Step> flatBlockSteps(Collective kind, int rank, int nranks, size_t blockCount);

@@ -27,10 +27,10 @@ Hierarchy regular(std::vector<Level> levels, const std::vector<int>& sizes) {
   return h.value();
 }
 
-Stage stage(std::vector<int> levels, std::string algorithm = "auto") {
+Stage stage(std::vector<int> levels, Algorithm algorithm = Algorithm::kAuto) {
   Stage s;
   s.levels = std::move(levels);
-  s.algorithm = std::move(algorithm);
+  s.algorithm = algorithm;
   return s;
 }
 
@@ -154,7 +154,7 @@ TEST_CASE("cost model: the seed's flat ring over 40 GPUs takes about 400 ms", "[
   //   bandwidth 2 * (39/40) * 1.2e9 * 1e-3/6       = 390 000 us
   //   reduction (39/40) * 1.2e9 * 1e-3/500         =   2 340 us
   //   total                                        = 392 457 us = 392.457 ms
-  const Plan flat = staged("flat-ring", {stage({0, 1}, "ring")});
+  const Plan flat = staged("flat-ring", {stage({0, 1}, Algorithm::kRing)});
   for (int sharing : {1, 8}) {  // merging the node into the ring leaves one group per NIC
     const Prediction p = predict(seedCluster(sharing), flat, 1.2e9, gpuParams());
     REQUIRE(p.stages.size() == 1);
@@ -294,14 +294,14 @@ std::vector<Scenario> scenarios() {
     return Level("network", "mpi", link(LinkKind::kInfiniband, 6, 1.5), sharing);
   };
   const std::vector<Plan> two = {
-      passthrough(), staged("flat-ring", {stage({0, 1}, "ring")}), staged("flat", {stage({0, 1})}),
+      passthrough(), staged("flat-ring", {stage({0, 1}, Algorithm::kRing)}), staged("flat", {stage({0, 1})}),
       staged("two-level", {stage({0}), stage({1})}), staged("reordered", {stage({1}), stage({0})})};
   const std::vector<Plan> three = {
       passthrough(),
-      staged("flat-ring", {stage({0, 1, 2}, "ring")}),
+      staged("flat-ring", {stage({0, 1, 2}, Algorithm::kRing)}),
       staged("two-level", {stage({0, 1}), stage({2})}),
       staged("blueconnect", {stage({0}), stage({1}), stage({2})}),
-      staged("blueconnect-ring", {stage({0}), stage({1}), stage({2}, "ring")}),
+      staged("blueconnect-ring", {stage({0}), stage({1}), stage({2}, Algorithm::kRing)}),
       staged("socket-then-rest", {stage({0}), stage({1, 2})}),
       staged("reordered", {stage({2}), stage({1}), stage({0})})};
   return {{{node, net(8)}, {8, 5}, two},
@@ -381,7 +381,7 @@ TEST_CASE("cost model: large messages on a slow network prefer the hierarchy", "
       INFO("linkSharing " << sharing);
       const Hierarchy two = regular({node, net(sharing)}, {8, 4});
       const double flat =
-          predict(two, staged("flat-ring", {stage({0, 1}, "ring")}), bytes, params).totalUs;
+          predict(two, staged("flat-ring", {stage({0, 1}, Algorithm::kRing)}), bytes, params).totalUs;
       const double hier =
           predict(two, staged("two-level", {stage({0}), stage({1})}), bytes, params).totalUs;
       CHECK(hier < flat);
@@ -389,7 +389,7 @@ TEST_CASE("cost model: large messages on a slow network prefer the hierarchy", "
           regular({Level("socket", "mpi", link(LinkKind::kNvlink, 20, 0.5)), node, net(sharing)},
                   {2, 4, 4});
       const double flat3 =
-          predict(three, staged("flat-ring", {stage({0, 1, 2}, "ring")}), bytes, params).totalUs;
+          predict(three, staged("flat-ring", {stage({0, 1, 2}, Algorithm::kRing)}), bytes, params).totalUs;
       const double blue3 =
           predict(three, staged("blueconnect", {stage({0}), stage({1}), stage({2})}), bytes, params)
               .totalUs;

@@ -130,7 +130,7 @@ TEST_CASE("plan file: the example parses and resolves", "[plan_file]") {
   const std::vector<Stage>& flat = rules[1].plan.stages;
   REQUIRE(flat.size() == 1);
   CHECK(flat[0].levels == std::vector<int>{0, 1});
-  CHECK(flat[0].algorithm == "ring");
+  CHECK(flat[0].algorithm == Algorithm::kRing);
   CHECK(rules[2].maxBytes == SIZE_MAX);
   const std::vector<Stage>& staged = rules[2].plan.stages;
   REQUIRE(staged.size() == 2);
@@ -139,7 +139,7 @@ TEST_CASE("plan file: the example parses and resolves", "[plan_file]") {
   CHECK(staged[0].chunkBytes == 0);
   CHECK(staged[1].levels == std::vector<int>{1});
   CHECK(staged[1].fabric == "mpi");
-  CHECK(staged[1].algorithm == "auto");
+  CHECK(staged[1].algorithm == Algorithm::kAuto);
   CHECK(staged[1].chunkBytes == 4194304);
 }
 

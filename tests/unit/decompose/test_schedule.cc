@@ -322,7 +322,7 @@ TEST_CASE("every candidate plan is a correct allreduce", "[schedule][plan]") {
       REQUIRE(derived.isOk());
       REQUIRE(derived.value().numLevels() == static_cast<int>(plan.stages.size()));
       for (size_t count : {0u, 1u, 5u, 13u, 97u}) {
-        checkAllReduce(derived.value(), count, plan.stages.back().algorithm == "ring");
+        checkAllReduce(derived.value(), count, plan.stages.back().algorithm == strata::plan::Algorithm::kRing);
       }
     }
   }
@@ -331,18 +331,18 @@ TEST_CASE("every candidate plan is a correct allreduce", "[schedule][plan]") {
 TEST_CASE("plans name their stages and refuse bad shapes", "[plan]") {
   Hierarchy h = regular({2, 2, 2});
   strata::plan::Plan p;
-  p.stages = {{{0}, "", "auto", 0, {}}, {{1, 2}, "", "auto", 0, {}}};
+  p.stages = {{{0}, "", strata::plan::Algorithm::kAuto, 0, {}}, {{1, 2}, "", strata::plan::Algorithm::kAuto, 0, {}}};
   REQUIRE(strata::plan::describePlan(h, p) == "reduce_scatter@l0, allreduce@l1+l2, all_gather@l0");
   strata::plan::Plan missing;
-  missing.stages = {{{0}, "", "auto", 0, {}}, {{2}, "", "auto", 0, {}}};
+  missing.stages = {{{0}, "", strata::plan::Algorithm::kAuto, 0, {}}, {{2}, "", strata::plan::Algorithm::kAuto, 0, {}}};
   REQUIRE_THAT(strata::plan::checkPlan(h, missing).message(),
                Catch::Contains("'l1' is in no stage"));
   strata::plan::Plan twice;
-  twice.stages = {{{0, 1}, "", "auto", 0, {}}, {{1, 2}, "", "auto", 0, {}}};
+  twice.stages = {{{0, 1}, "", strata::plan::Algorithm::kAuto, 0, {}}, {{1, 2}, "", strata::plan::Algorithm::kAuto, 0, {}}};
   REQUIRE_THAT(strata::plan::checkPlan(h, twice).message(), Catch::Contains("two stages"));
   // A reordered plan is fine on a regular hierarchy, refused on an irregular one.
   strata::plan::Plan reordered;
-  reordered.stages = {{{1}, "", "auto", 0, {}}, {{0}, "", "auto", 0, {}}};
+  reordered.stages = {{{1}, "", strata::plan::Algorithm::kAuto, 0, {}}, {{0}, "", strata::plan::Algorithm::kAuto, 0, {}}};
   Hierarchy two = regular({2, 2});
   REQUIRE(strata::plan::checkPlan(two, reordered).isOk());
   Hierarchy irregular = byHost({"a", "a", "a", "b", "b", "b", "b"});

@@ -1,0 +1,179 @@
+#include "core/plan_book.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "common/log.h"
+#include "core/comm.h"
+#include "core/describe.h"
+#include "decompose/planner.h"
+
+namespace strata::core {
+
+void PlanBook::setRules(std::vector<plan::PlanRule> rules, std::string source) {
+  rules_ = std::move(rules);
+  source_ = std::move(source);
+}
+
+void PlanBook::clear() {
+  fusionPlans_.clear();
+  plans_.clear();
+  forced_.clear();
+}
+
+// Builds a plan's exec: its derived hierarchy and stage groups. Collective.
+StatusOr<std::unique_ptr<PlanExec>> PlanBook::makeExec(const plan::Plan& chosen, IssuingThread me) {
+  const topo::Hierarchy& hierarchy = comm_.hierarchy();
+  auto exec = std::make_unique<PlanExec>();
+  exec->plan = chosen;
+  exec->description = plan::describePlan(hierarchy, chosen);
+  if (!chosen.passthrough) {
+    STRATA_ASSIGN_OR_RETURN(exec->derived, plan::planHierarchy(hierarchy, chosen));
+    for (int l = 0; l < exec->derived.numLevels(); ++l) {
+      STRATA_ASSIGN_OR_RETURN(LevelGroup * g, groups_.ensure(exec->derived, l, me));
+      exec->groups.push_back(g);
+    }
+    exec->wire = wireOf(chosen, exec->derived);
+  }
+  return exec;
+}
+
+// A stage with a plan file's `wire:` takes it as given; any other takes STRATA_COMPRESS when
+// one of its groups spans hosts (the slow links), and stays float32 inside a host.
+std::vector<WireType> PlanBook::wireOf(const plan::Plan& p, const topo::Hierarchy& derived) const {
+  std::vector<WireType> wire;
+  for (int j = 0; j < static_cast<int>(p.stages.size()); ++j) {
+    const plan::Stage& s = p.stages[j];
+    WireType w = WireType::kNone;
+    if (s.wire) {
+      w = *s.wire;
+    } else if (comm_.settings().compress != WireType::kNone &&
+               topo::levelCrossesHosts(derived, j, groups_.hostOf())) {
+      w = comm_.settings().compress;
+    }
+    wire.push_back(w);
+  }
+  return wire;
+}
+
+StatusOr<PlanExec*> PlanBook::forPlan(const plan::Plan& p, IssuingThread me) {
+  const std::string key = plan::describePlan(comm_.hierarchy(), p);
+  auto it = forced_.find(key);
+  if (it != forced_.end()) return it->second.get();
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(p, me));
+  PlanExec* out = exec.get();
+  forced_.emplace(key, std::move(exec));
+  return out;
+}
+
+plan::RootedForm PlanBook::rootedForm(Collective coll, size_t bytes, IssuingThread) {
+  const int bucket = plan::sizeBucket(bytes);
+  const auto key = std::make_pair(static_cast<int>(coll), bucket);
+  auto it = rootedForms_.find(key);
+  if (it != rootedForms_.end()) return it->second;
+  const plan::RootedChoice choice =
+      plan::chooseRooted(comm_.hierarchy(), coll, plan::bucketBytes(bucket), comm_.costParams());
+  STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s %s of %zu bytes (size bucket %d): %s",
+              hashText(comm_.hash()).c_str(), collectiveName(coll), bytes, bucket,
+              plan::rootedFormName(coll, choice.form));
+  rootedForms_.emplace(key, choice.form);
+  return choice.form;
+}
+
+plan::BlockForm PlanBook::blockForm(Collective coll, size_t bytes, IssuingThread) {
+  const int bucket = plan::sizeBucket(bytes);
+  const auto key = std::make_pair(static_cast<int>(coll), bucket);
+  auto it = blockForms_.find(key);
+  if (it != blockForms_.end()) return it->second;
+  const plan::BlockForm form =
+      plan::chooseBlocks(comm_.hierarchy(), coll, plan::bucketBytes(bucket), comm_.costParams());
+  STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s %s of %zu bytes (size bucket %d): %s",
+              hashText(comm_.hash()).c_str(), collectiveName(coll), bytes, bucket,
+              plan::blockFormName(form));
+  blockForms_.emplace(key, form);
+  return form;
+}
+
+int PlanBook::slotOf(size_t bytes) const {
+  if (rules_.empty()) return plan::sizeBucket(bytes);
+  return std::max(0, plan::ruleIndexFor(rules_, bytes));  // resolved rules cover all sizes
+}
+
+StatusOr<PlanExec*> PlanBook::forBytes(size_t bytes, IssuingThread me) {
+  const int slot = slotOf(bytes);
+  auto it = plans_.find(slot);
+  if (it != plans_.end()) return it->second.get();
+  const plan::Plan chosen =
+      rules_.empty()
+          ? plan::choosePlan(comm_.hierarchy(), plan::bucketBytes(slot), comm_.costParams()).plan
+          : rules_[slot].plan;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen, me));
+  // Once per size bucket (or plan-file rule) and communicator, never per call.
+  STRATA_INFO(kSubsysInit | kSubsysPlan,
+              "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s",
+              hashText(comm_.hash()).c_str(), bytes,
+              rules_.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
+              exec->description.c_str(), chosen.note.empty() ? "" : "; ", chosen.note.c_str());
+  PlanExec* out = exec.get();
+  plans_.emplace(slot, std::move(exec));
+  return out;
+}
+
+Status PlanBook::prepareFusionPlans(size_t maxBytes, IssuingThread me) {
+  if (!fusionPlans_.empty()) return Status::ok();
+  const int last = slotOf(std::max<size_t>(1, maxBytes));
+  std::vector<PlanExec*> bySlot(static_cast<size_t>(last) + 1, nullptr);
+  for (int slot = 0; slot <= last; ++slot) {
+    // A size the slot holds: the bucket's lower bound, or the rule's (bucket 0 and a rule from
+    // 0 hold 1 byte too).
+    const size_t bytes =
+        rules_.empty() ? size_t{1} << slot : std::max<size_t>(1, rules_[slot].minBytes);
+    if (slotOf(bytes) != slot) continue;  // a rule with no size of its own
+    STRATA_ASSIGN_OR_RETURN(bySlot[slot], forBytes(bytes, me));
+  }
+  fusionPlans_ = std::move(bySlot);
+  return Status::ok();
+}
+
+PlanExec* PlanBook::fusionPlanFor(size_t bytes) const {
+  const size_t slot = static_cast<size_t>(slotOf(bytes));
+  return slot < fusionPlans_.size() ? fusionPlans_[slot] : nullptr;
+}
+
+void PlanBook::dump(const std::string& file) const {
+  if (file.empty() || comm_.rank() != 0) return;
+  const topo::Hierarchy& hierarchy = comm_.hierarchy();
+  std::vector<plan::PlanRule> rules;
+  for (int b = 0; b < 63; ++b) {
+    const size_t lo = b == 0 ? 0 : size_t{1} << b;
+    const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
+    plan::Plan p = rules_.empty()
+                       ? plan::choosePlan(hierarchy, plan::bucketBytes(b), comm_.costParams()).plan
+                       : *plan::planFor(rules_, lo);
+    if (!rules.empty() &&
+        plan::describePlan(hierarchy, rules.back().plan) == plan::describePlan(hierarchy, p)) {
+      rules.back().maxBytes = hi;
+    } else {
+      plan::PlanRule rule;
+      rule.minBytes = lo;
+      rule.maxBytes = hi;
+      rule.plan = p;
+      rules.push_back(rule);
+    }
+  }
+  FILE* out = std::fopen(file.c_str(), "w");
+  if (out == nullptr) {
+    STRATA_WARN(kSubsysPlan, "STRATA_PLAN_DUMP_FILE %s: cannot write: %s", file.c_str(),
+                std::strerror(errno));
+    return;
+  }
+  const std::string text = plan::formatPlanFile(rules, hierarchy);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fclose(out);
+  STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());
+}
+
+}  // namespace strata::core

@@ -1,0 +1,218 @@
+// prepare(): a call's complete program (core/program.h), made on the issuing thread. Everything
+// decided here is decided from the call and what every rank knows alike (the hierarchy, the
+// agreed settings, the plans), so every rank makes the same program up to its own rank's steps.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "common/buffer.h"
+#include "common/datatype.h"
+#include "core/dispatch.h"
+#include "decompose/schedule.h"
+
+namespace strata::core {
+
+size_t passElements(const Comm& c, size_t ts) {
+  return std::max<size_t>(1, c.settings().chunkBytes / ts);
+}
+
+namespace {
+
+using Shape = Program::Shape;
+
+// A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
+// (0: no pipelining, the whole pass is one piece).
+size_t pipelineBytes(const Comm& c, const plan::Plan& p) {
+  size_t bytes = 0;
+  for (const plan::Stage& s : p.stages) {
+    if (s.chunkBytes != 0 && (bytes == 0 || s.chunkBytes < bytes)) bytes = s.chunkBytes;
+  }
+  if (bytes == 0) bytes = c.settings().pipelineBytes;
+  return bytes == 0 ? c.settings().chunkBytes : bytes;
+}
+
+Schedule allReduceSteps(const Comm& c, PlanExec& exec, size_t n) {
+  return exec.schedules.get(ScheduleKey{Collective::kAllReduce, n}, [&] {
+    if (exec.plan.passthrough) return plan::flatAllReduceSteps(n);
+    const bool ring = exec.plan.stages.back().algorithm == plan::Algorithm::kRing;
+    return plan::allReduceSteps(exec.derived, c.rank(), n, ring);
+  });
+}
+
+// An allreduce pass of n elements under `exec`, cut into pipeline pieces. The pieces overlap
+// (run_steps.h: runPipelined) when there are several and the plan has a separate allreduce
+// stage to keep in flight: not a passthrough, not one stage, not a ring top.
+ProgramPass allReducePass(const Comm& c, PlanExec& exec, size_t n, size_t ts) {
+  ProgramPass pass;
+  pass.count = n;
+  pass.exec = &exec;
+  pass.pieceElements = std::min(n, std::max<size_t>(1, pipelineBytes(c, exec.plan) / ts));
+  const size_t pieces = (n + pass.pieceElements - 1) / pass.pieceElements;
+  pass.steps = allReduceSteps(c, exec, pass.pieceElements);
+  pass.lastPiece = allReduceSteps(c, exec, n - (pieces - 1) * pass.pieceElements);
+  pass.overlap = pieces > 1 && !exec.plan.passthrough && exec.plan.stages.size() > 1 &&
+                 exec.plan.stages.back().algorithm != plan::Algorithm::kRing;
+  return pass;
+}
+
+// The allreduce: passes of at most passElements (an allreduce is elementwise, so passes are
+// independent allreduces), each under pick(n)'s plan for its n elements.
+template <typename Pick>
+StatusOr<Program> allReduceProgram(const Comm& c, const Call& k, Pick pick) {
+  Program prog;
+  if (k.count == 0) return prog;
+  if (c.size() == 1) {
+    prog.shape = Shape::kCopy;  // a sum, product, max, min or average of one value is itself
+    return prog;
+  }
+  prog.shape = Shape::kAllReduce;
+  const size_t ts = dataTypeSize(k.type), pass = passElements(c, ts);
+  const size_t full = std::min(pass, k.count);
+  STRATA_ASSIGN_OR_RETURN(PlanExec * fullExec, pick(full));
+  const ProgramPass fullPass = allReducePass(c, *fullExec, full, ts);
+  for (size_t off = 0; off < k.count; off += pass) {
+    const size_t n = std::min(pass, k.count - off);
+    if (n == full) {
+      prog.passes.push_back(fullPass);
+    } else {
+      STRATA_ASSIGN_OR_RETURN(PlanExec * lastExec, pick(n));
+      prog.passes.push_back(allReducePass(c, *lastExec, n, ts));
+    }
+    prog.passes.back().offset = off;
+  }
+  return prog;
+}
+
+// Reduce-scatter and all-gather (count: elements per rank's block). One flat fabric call
+// straight between the user's buffers when the form is flat and one pass holds every column
+// (a reduce-scatter also needs to be out of place: in place, the other blocks of sendbuff must
+// stay untouched). Otherwise passes over columns [a, a+w) of every block, through scratch.
+Program blocksProgram(Comm& c, const Call& k) {
+  const IssuingThread me = c.issuing();
+  Program prog;
+  if (k.count == 0) return prog;
+  const size_t ts = dataTypeSize(k.type), p = static_cast<size_t>(c.size());
+  const topo::Hierarchy& h = c.hierarchy();
+  const plan::BlockForm form = c.plans().blockForm(k.coll, k.count * p * ts, me);
+  const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
+  const bool rs = k.coll == Collective::kReduceScatter;
+  const bool inPlace = rs && k.recv == at(k.send, c.rank() * k.count, ts);
+  auto steps = [&](size_t w) {
+    return c.plans().schedules(me).get(
+        ScheduleKey{k.coll, w, plan::RootedForm::kFlat, 0, form},
+        [&] { return plan::blockSteps(h, k.coll, form, c.rank(), w); });
+  };
+  if (form == plan::BlockForm::kFlat && !inPlace && cols >= k.count) {
+    prog.shape = Shape::kDirect;
+    prog.passes.push_back(ProgramPass{0, k.count, steps(k.count)});
+    return prog;
+  }
+  prog.shape = Shape::kBlocks;
+  std::vector<size_t> order(p);
+  for (size_t j = 0; j < p; ++j) order[j] = plan::blockPosition(h, form, static_cast<int>(j));
+  prog.blockOrder = std::make_shared<const std::vector<size_t>>(std::move(order));
+  for (size_t a = 0; a < k.count; a += cols) {
+    const size_t w = std::min(cols, k.count - a);
+    prog.passes.push_back(ProgramPass{a, w, steps(w)});
+  }
+  return prog;
+}
+
+// Broadcast and reduce: passes of at most passElements, each a whole rooted collective of its
+// piece under the form the planner chose for its size (decompose/rooted.h).
+Program rootedProgram(Comm& c, const Call& k) {
+  const IssuingThread me = c.issuing();
+  Program prog;
+  if (k.count == 0) return prog;
+  if (c.size() == 1) {
+    prog.shape = Shape::kCopy;  // the root's copy is the whole collective
+    return prog;
+  }
+  prog.shape = Shape::kRooted;
+  const size_t ts = dataTypeSize(k.type), pass = passElements(c, ts);
+  const size_t full = std::min(pass, k.count);
+  const plan::RootedForm fullForm = c.plans().rootedForm(k.coll, full * ts, me);
+  const plan::RootedForm lastForm =
+      k.count > pass ? c.plans().rootedForm(k.coll, k.count % pass * ts, me) : fullForm;
+  for (size_t off = 0; off < k.count; off += pass) {
+    const size_t n = std::min(pass, k.count - off);
+    const plan::RootedForm form = n == full ? fullForm : lastForm;
+    ProgramPass one{off, n};
+    one.form = form;
+    one.steps = c.plans().schedules(me).get(ScheduleKey{k.coll, n, form, k.root}, [&] {
+      return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
+    });
+    prog.passes.push_back(std::move(one));
+  }
+  return prog;
+}
+
+}  // namespace
+
+StatusOr<Prepared> prepare(Comm& c, const Call& call) {
+  const IssuingThread me = c.issuing();
+  Prepared p;
+  p.call = call;
+  switch (call.coll) {
+    case Collective::kAllReduce: {
+      const size_t ts = dataTypeSize(call.type);
+      STRATA_ASSIGN_OR_RETURN(p.program, allReduceProgram(c, call, [&](size_t n) {
+                                return c.plans().forBytes(n * ts, me);
+                              }));
+      break;
+    }
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+      p.program = blocksProgram(c, call);
+      break;
+    case Collective::kBroadcast:
+    case Collective::kReduce:
+      p.program = rootedProgram(c, call);
+      break;
+    case Collective::kSend:
+    case Collective::kRecv:
+      p.program.shape = Shape::kPeer;
+      break;
+    default:
+      return internalError(std::string("no program for ") + collectiveName(call.coll));
+  }
+  return p;
+}
+
+StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& plan) {
+  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+  const IssuingThread me = c.issuing();
+  if (call.coll != Collective::kAllReduce) {
+    return internalError("a forced plan for a call that is not an allreduce");
+  }
+  Prepared p;
+  p.call = call;
+  STRATA_ASSIGN_OR_RETURN(
+      p.program, allReduceProgram(c, call, [&](size_t) { return c.plans().forPlan(plan, me); }));
+  return p;
+}
+
+StatusOr<Program> fusionPackProgram(const Comm& c, const Call& pack) {
+  return allReduceProgram(c, pack, [&](size_t n) -> StatusOr<PlanExec*> {
+    PlanExec* exec = c.plans().fusionPlanFor(n * dataTypeSize(pack.type));
+    if (exec == nullptr) return internalError("a fusion pack larger than the fusion plans");
+    return exec;
+  });
+}
+
+std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p) {
+  std::vector<LevelGroup*> out{&c.groups().flat()};
+  if (p.program.shape == Shape::kAllReduce) {
+    const PlanExec* last = nullptr;
+    for (const ProgramPass& pass : p.program.passes) {
+      if (pass.exec == last) continue;
+      last = pass.exec;
+      out.insert(out.end(), pass.exec->groups.begin(), pass.exec->groups.end());
+    }
+  } else if (p.program.shape == Shape::kBlocks || p.program.shape == Shape::kRooted) {
+    out.insert(out.end(), c.groups().levels().begin(), c.groups().levels().end());
+  }
+  return out;
+}
+
+}  // namespace strata::core

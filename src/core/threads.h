@@ -1,0 +1,27 @@
+// Which thread may touch which part of a communicator, said in types.
+//
+// A communicator has two kinds of state:
+// - setup state (its groups and fabrics, its plans and schedules, its call numbering and
+//   fusion queue): made and changed only by the issuing thread, outside any running call, and
+//   collectively. Every function that may make or change it takes an IssuingThread, which only
+//   Comm::issuing() hands out, and which asserts it is not asked from inside a running call;
+// - run state (core/run_memory.h): used by whichever thread runs the communicator's calls, one
+//   call at a time (core/engine.h serialises them), reached through the executor.
+// Running calls read setup state only through the pointers their program holds (core/program.h),
+// made before they were queued; nothing a program points to is ever freed while the
+// communicator lives (plans and groups are kept; schedules are shared).
+#pragma once
+
+namespace strata::core {
+
+class Comm;
+
+// The capability to set up: held by the issuing thread (the issue path, init, split, the tools
+// view). Cheap to copy; holds nothing.
+class IssuingThread {
+ private:
+  IssuingThread() = default;
+  friend class Comm;
+};
+
+}  // namespace strata::core
