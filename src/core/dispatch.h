@@ -38,7 +38,7 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call);
 // choice (strata-tune and the plan tests). Every rank must pass the same plan.
 StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& p);
 // The program of a fusion pack cut at run time (core/fusion_queue.h), under the plans
-// Comm::prepareFusionPlans made beforehand: sets nothing up, so the runner may call it.
+// PlanBook::prepareFusionPlans made beforehand: sets nothing up, so the runner may call it.
 StatusOr<Program> fusionPackProgram(const Comm& c, const Call& pack);
 // The groups a prepared call runs on (the device path makes their device fabrics).
 std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p);

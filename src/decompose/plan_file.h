@@ -104,11 +104,6 @@ std::string planLayout(const topo::Hierarchy& h);
 // names the text in messages (a path, or "<string>").
 StatusOr<PlanFile> parsePlanFile(const std::string& text, const std::string& source);
 
-// Reads and parses the file at `path`, without logging. Defined with the file reading in
-// core/plan_load.cc, not in this layer; declared here only for the tools that call it through
-// this header until they include core/plan_load.h (issue 27, after the tools move).
-StatusOr<PlanFile> loadPlanFile(const std::string& path);
-
 // Resolves level names against `h` and checks fabric names against `knownFabrics`, every plan
 // against `h` (checkPlan), `measured` names against `h`, and that the rules, sorted by
 // min_bytes, start at 0, leave no gap, do not overlap and have no upper bound at the end.

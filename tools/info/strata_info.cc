@@ -45,7 +45,7 @@ void printBuild() {
               gpus == 0 ? " (device buffers cannot be used here; host buffers work)" : "");
   std::string why;
   const strata::nccl_lib::Api* nccl =
-      strata::nccl_lib::load(strata::env::getString("STRATA_NCCL_REAL_LIB").c_str(), &why);
+      strata::nccl_lib::load(strata::env::get(strata::env::var::STRATA_NCCL_REAL_LIB).c_str(), &why);
   int version = 0;
   if (nccl != nullptr && nccl->ncclGetVersion != nullptr) nccl->ncclGetVersion(&version);
   if (nccl != nullptr) {

@@ -7,17 +7,13 @@
 #include <utility>
 
 #include "common/datatype.h"
+#include "common/strings.h"
 #include "size_arg.h"
 
 namespace strata::tools {
 namespace {
 
 constexpr size_t kMaxSizes = 1000;
-
-std::string lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
 
 // nccl-tests' names first (the ones it prints), then aliases.
 const std::vector<std::pair<std::string, strataDataType_t>>& typeNames() {

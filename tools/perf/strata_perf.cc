@@ -44,9 +44,11 @@ constexpr double kProgressSeconds = 5;
 
 int fail(const std::string& message) { return toolError("strata-perf", message); }
 
-// Whether the communicator runs queued calls on its own thread (core/init.cc's rule).
+// Whether the communicator runs queued calls on its own thread (core/init.cc's rule). A
+// malformed STRATA_PROGRESS never gets here: the communicator's init refuses it first.
 bool progressThread(int threadLevel) {
-  return threadLevel == MPI_THREAD_MULTIPLE && env::getInt("STRATA_PROGRESS") != 0;
+  const StatusOr<int64_t> progress = env::get(env::var::STRATA_PROGRESS);
+  return threadLevel == MPI_THREAD_MULTIPLE && progress.isOk() && progress.value() != 0;
 }
 
 // Every rank's `mine` (up to kHostChars - 1 characters), in rank order, on rank 0 (empty on the
@@ -73,7 +75,7 @@ PerfMeta gatherMeta(strataComm_t comm, MPI_Comm mpi, int rank, int nranks, int a
   strataGetVersion(&m.versionCode);
   m.version = std::to_string(m.versionCode / 10000) + "." +
               std::to_string(m.versionCode / 100 % 100) + "." + std::to_string(m.versionCode % 100);
-  m.rankHosts = gatherText(topo::localHostName(env::getString("STRATA_HOSTNAME")), mpi, rank,
+  m.rankHosts = gatherText(topo::localHostName(env::get(env::var::STRATA_HOSTNAME)), mpi, rank,
                            nranks);
   m.rankDevices =
       gatherText(device != nullptr ? device->rankLineDevice() : "", mpi, rank, nranks);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "common/strings.h"
 #include "decompose/plan_file.h"
 
 namespace strata::tools {
@@ -13,13 +14,6 @@ namespace {
 
 // A sweep such as 1:1G:+1 would otherwise run for a billion steps.
 constexpr size_t kMaxSizes = 4096;
-
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  const size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;

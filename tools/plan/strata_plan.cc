@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan_load.h"
 #include "decompose/plan_file.h"
 #include "fabrics/registry.h"
 #include "plan_args.h"

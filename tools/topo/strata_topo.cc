@@ -77,7 +77,7 @@ int runLocal(const Options& o) {
   NodeDescription node;
   if (o.input.empty()) {
     std::vector<std::string> warnings;
-    node = describeLiveNode(env::getString("STRATA_HOSTNAME"), &warnings);
+    node = describeLiveNode(env::get(env::var::STRATA_HOSTNAME), &warnings);
     for (const std::string& w : warnings) warn(w);
   } else {
     StatusOr<NodeDescription> read = readNodeFile(o.input);
@@ -93,7 +93,7 @@ int runLocal(const Options& o) {
   StatusOr<LevelsReport> levels =
       levelsOfCluster(imaginedCluster(node.topo, o.nodes, ranksPerNode));
   if (!levels.isOk()) return fail("cannot build the levels: " + levels.status().message());
-  const std::string topoFile = env::getString("STRATA_TOPO_FILE");
+  const std::string topoFile = env::get(env::var::STRATA_TOPO_FILE);
 
   if (o.format == "text") {
     printSection("node", formatNodeTree(node.topo));
@@ -193,7 +193,7 @@ int runCluster(const Options& o, int rank) {
   }
   // The levels as strataCommInitMPI made them: from STRATA_TOPO_FILE when set, else detected
   // from the same places and node descriptions it exchanged.
-  const std::string topoFile = env::getString("STRATA_TOPO_FILE");
+  const std::string topoFile = env::get(env::var::STRATA_TOPO_FILE);
   StatusOr<LevelsReport> levels =
       topoFile.empty() ? levelsOfCluster(view.cluster) : levelsOfTopoFile(topoFile, view.ranks);
   if (!levels.isOk()) return fail("cannot build the levels: " + levels.status().message());

@@ -82,7 +82,7 @@ StatusOr<ClusterView> gatherClusterView() {
   STRATA_ASSIGN_OR_RETURN(std::string describeText, describeByLibrary());
 
   // The same inputs strataCommInitMPI used (src/core/topo_exchange.cc), read again here.
-  const topo::LocalInfo local = topo::detectLocal(env::getString("STRATA_HOSTNAME"));
+  const topo::LocalInfo local = topo::detectLocal(env::get(env::var::STRATA_HOSTNAME));
   std::vector<std::string> warnings;
   const NodeDescription node = describeLiveNode(local.host, &warnings);
   const int gpu = topo::currentGpu(node.topo);

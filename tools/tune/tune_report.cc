@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/plan_load.h"
 #include "fabrics/registry.h"
 
 namespace strata::tools {
