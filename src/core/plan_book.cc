@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "common/log.h"
@@ -69,32 +70,40 @@ StatusOr<PlanExec*> PlanBook::forPlan(const plan::Plan& p, IssuingThread me) {
   return out;
 }
 
-plan::RootedForm PlanBook::rootedForm(Collective coll, size_t bytes, IssuingThread) {
+namespace {
+
+// The form cached in `forms` for a `coll` of `bytes`: choose(bucket bytes) on the size bucket's
+// first call, logged once with its name.
+template <typename Form, typename Choose, typename Name>
+Form formOf(std::map<std::pair<int, int>, Form>& forms, const Comm& c, Collective coll,
+            size_t bytes, Choose choose, Name name) {
   const int bucket = plan::sizeBucket(bytes);
   const auto key = std::make_pair(static_cast<int>(coll), bucket);
-  auto it = rootedForms_.find(key);
-  if (it != rootedForms_.end()) return it->second;
-  const plan::RootedChoice choice =
-      plan::chooseRooted(comm_.hierarchy(), coll, plan::bucketBytes(bucket), comm_.costParams());
+  auto it = forms.find(key);
+  if (it != forms.end()) return it->second;
+  const Form form = choose(plan::bucketBytes(bucket));
   STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s %s of %zu bytes (size bucket %d): %s",
-              hashText(comm_.hash()).c_str(), collectiveName(coll), bytes, bucket,
-              plan::rootedFormName(coll, choice.form));
-  rootedForms_.emplace(key, choice.form);
-  return choice.form;
+              hashText(c.hash()).c_str(), collectiveName(coll), bytes, bucket, name(form));
+  forms.emplace(key, form);
+  return form;
+}
+
+}  // namespace
+
+plan::RootedForm PlanBook::rootedForm(Collective coll, size_t bytes, IssuingThread) {
+  return formOf(
+      rootedForms_, comm_, coll, bytes,
+      [&](double b) {
+        return plan::chooseRooted(comm_.hierarchy(), coll, b, comm_.costParams()).form;
+      },
+      [&](plan::RootedForm f) { return plan::rootedFormName(coll, f); });
 }
 
 plan::BlockForm PlanBook::blockForm(Collective coll, size_t bytes, IssuingThread) {
-  const int bucket = plan::sizeBucket(bytes);
-  const auto key = std::make_pair(static_cast<int>(coll), bucket);
-  auto it = blockForms_.find(key);
-  if (it != blockForms_.end()) return it->second;
-  const plan::BlockForm form =
-      plan::chooseBlocks(comm_.hierarchy(), coll, plan::bucketBytes(bucket), comm_.costParams());
-  STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s %s of %zu bytes (size bucket %d): %s",
-              hashText(comm_.hash()).c_str(), collectiveName(coll), bytes, bucket,
-              plan::blockFormName(form));
-  blockForms_.emplace(key, form);
-  return form;
+  return formOf(
+      blockForms_, comm_, coll, bytes,
+      [&](double b) { return plan::chooseBlocks(comm_.hierarchy(), coll, b, comm_.costParams()); },
+      [](plan::BlockForm f) { return plan::blockFormName(f); });
 }
 
 int PlanBook::slotOf(size_t bytes) const {

@@ -3,6 +3,7 @@
 // agreed settings, the plans), so every rank makes the same program up to its own rank's steps.
 #include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/buffer.h"
@@ -19,6 +20,15 @@ size_t passElements(const Comm& c, size_t ts) {
 namespace {
 
 using Shape = Program::Shape;
+
+// A pass of `n` elements at `off` running `steps`.
+ProgramPass passOf(size_t off, size_t n, Schedule steps) {
+  ProgramPass pass;
+  pass.offset = off;
+  pass.count = n;
+  pass.steps = std::move(steps);
+  return pass;
+}
 
 // A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
 // (0: no pipelining, the whole pass is one piece).
@@ -104,7 +114,7 @@ Program blocksProgram(Comm& c, const Call& k) {
   };
   if (form == plan::BlockForm::kFlat && !inPlace && cols >= k.count) {
     prog.shape = Shape::kDirect;
-    prog.passes.push_back(ProgramPass{0, k.count, steps(k.count)});
+    prog.passes.push_back(passOf(0, k.count, steps(k.count)));
     return prog;
   }
   prog.shape = Shape::kBlocks;
@@ -113,7 +123,7 @@ Program blocksProgram(Comm& c, const Call& k) {
   prog.blockOrder = std::make_shared<const std::vector<size_t>>(std::move(order));
   for (size_t a = 0; a < k.count; a += cols) {
     const size_t w = std::min(cols, k.count - a);
-    prog.passes.push_back(ProgramPass{a, w, steps(w)});
+    prog.passes.push_back(passOf(a, w, steps(w)));
   }
   return prog;
 }
@@ -137,11 +147,11 @@ Program rootedProgram(Comm& c, const Call& k) {
   for (size_t off = 0; off < k.count; off += pass) {
     const size_t n = std::min(pass, k.count - off);
     const plan::RootedForm form = n == full ? fullForm : lastForm;
-    ProgramPass one{off, n};
+    ProgramPass one =
+        passOf(off, n, c.plans().schedules(me).get(ScheduleKey{k.coll, n, form, k.root}, [&] {
+          return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
+        }));
     one.form = form;
-    one.steps = c.plans().schedules(me).get(ScheduleKey{k.coll, n, form, k.root}, [&] {
-      return plan::rootedSteps(c.hierarchy(), k.coll, form, c.rank(), k.root, n);
-    });
     prog.passes.push_back(std::move(one));
   }
   return prog;
@@ -209,7 +219,10 @@ std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p) {
       last = pass.exec;
       out.insert(out.end(), pass.exec->groups.begin(), pass.exec->groups.end());
     }
-  } else if (p.program.shape == Shape::kBlocks || p.program.shape == Shape::kRooted) {
+  } else if (c.size() > 1) {
+    // Every other collective's level groups, whatever this call's shape: the device path
+    // remembers which (collective, count, type) it set up, and a call of the same key may take
+    // another shape (an in-place reduce-scatter runs through scratch, an out-of-place one not).
     out.insert(out.end(), c.groups().levels().begin(), c.groups().levels().end());
   }
   return out;
