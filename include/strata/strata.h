@@ -178,6 +178,14 @@ STRATA_API strataResult_t strataCommAbort(strataComm_t comm);
  * communicator fails with it: abort or destroy it (README: "When things go wrong"). */
 STRATA_API strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
 
+/* Dumps the communicator's flight recorder now (a strata extension, like PyTorch's flight
+ * recorder dump): its last calls (STRATA_FLIGHT_RECORDER_SIZE of them), each issued, running
+ * (with the step it is at), done or failed, appended as one JSON line to
+ * STRATA_FLIGHT_RECORDER_FILE, or summarised in the log at WARN without it. Local, never blocks
+ * on peers, and callable from any thread, also while a call hangs. strata dumps by itself when a
+ * call fails while running and on strataCommAbort (docs/errors.md). */
+STRATA_API strataResult_t strataCommDump(strataComm_t comm);
+
 /* Number of ranks in the communicator. */
 STRATA_API strataResult_t strataCommCount(const strataComm_t comm, int* count);
 

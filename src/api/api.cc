@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "core/describe.h"
+#include "core/flight_dump.h"
 #include "strata/strata_mpi.h"
 
 using namespace strata;       // NOLINT: the C entry points below are thin wrappers
@@ -196,6 +197,14 @@ strataResult_t strataCommAbort(strataComm_t comm) {
     if (entry->impl != nullptr) entry->impl->abandon();  // local: works after MPI_Finalize too
     entry.reset();
     return Status::ok();
+  });
+}
+
+strataResult_t strataCommDump(strataComm_t comm) {
+  return guarded(comm, "strataCommDump", [&]() -> Status {
+    // Local: no MPI, so it also works to look at a communicator after MPI_Finalize.
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));
+    return core::dumpFlightRecorder(*entry->impl, "strataCommDump");
   });
 }
 

@@ -74,6 +74,14 @@ Status byteSize(size_t elements, size_t factor, int type, const char* what, size
                            " overflows the byte size");
   }
   *bytes = elements * factor * ts;
+  // No object is larger than PTRDIFF_MAX bytes (C's pointer difference must hold its size):
+  // a larger size names memory no buffer can have, and fabrics would pass it on to MPI and UCX
+  // as if it did (a SIZE_MAX broadcast crashed inside MPI_Testall).
+  if (*bytes > static_cast<size_t>(PTRDIFF_MAX)) {
+    return invalidArgument(std::string(what) + " " + std::to_string(elements) + " is " +
+                           std::to_string(*bytes) +
+                           " bytes, too large for any buffer (at most 2^63 - 1 bytes)");
+  }
   return Status::ok();
 }
 

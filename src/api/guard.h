@@ -62,7 +62,8 @@ Status checkMpiActive();
 StatusOr<CommEntry*> liveComm(strataComm_t comm, bool needsMpi = true);
 // `type` and `op` as rawEnum gave them; `op` is checked only when `hasOp`.
 Status checkTypeOp(int type, int op, bool hasOp);
-// elements * typesize * factor in bytes, refusing overflow. `type` was checked (checkTypeOp).
+// elements * typesize * factor in bytes, refusing overflow and sizes no buffer can have (above
+// PTRDIFF_MAX). `type` was checked (checkTypeOp).
 Status byteSize(size_t elements, size_t factor, int type, const char* what, size_t* bytes);
 // Buffers may be identical (or in the documented in-place arrangement `inPlaceSend`) or
 // disjoint; any other overlap would silently corrupt the result.

@@ -1,15 +1,16 @@
 #include "api/request.h"
 
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace strata::api {
 namespace {
 
 std::mutex gMutex;
-std::unordered_set<const strataRequest*>& live() {
-  static auto* set = new std::unordered_set<const strataRequest*>();  // never destroyed
-  return *set;
+// Every live request, and whether a thread is completing it now.
+std::unordered_map<const strataRequest*, bool>& live() {
+  static auto* map = new std::unordered_map<const strataRequest*, bool>();  // never destroyed
+  return *map;
 }
 
 }  // namespace
@@ -17,13 +18,23 @@ std::unordered_set<const strataRequest*>& live() {
 strataRequest* newRequest() {
   auto* r = new strataRequest();
   std::lock_guard<std::mutex> lock(gMutex);
-  live().insert(r);
+  live().emplace(r, false);
   return r;
 }
 
-bool isLiveRequest(const strataRequest* r) {
+Claim claimRequest(const strataRequest* r) {
   std::lock_guard<std::mutex> lock(gMutex);
-  return live().count(r) > 0;
+  auto it = live().find(r);
+  if (it == live().end()) return Claim::kNotLive;
+  if (it->second) return Claim::kBusy;
+  it->second = true;
+  return Claim::kClaimed;
+}
+
+void releaseRequest(const strataRequest* r) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  auto it = live().find(r);
+  if (it != live().end()) it->second = false;
 }
 
 void freeRequest(strataRequest* r) {

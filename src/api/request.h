@@ -20,8 +20,12 @@ struct strataRequest {
 namespace strata::api {
 
 strataRequest* newRequest();
-// Whether `r` is a request handed out and not yet freed.
-bool isLiveRequest(const strataRequest* r);
+// A thread's claim to complete `r` (strataTest, strataWait, strataWaitLazy): one thread at a
+// time, checked together with liveness under one lock, so a second thread never touches a
+// request the first one frees. kClaimed: release it (releaseRequest) or free it (freeRequest).
+enum class Claim { kClaimed, kNotLive, kBusy };
+Claim claimRequest(const strataRequest* r);
+void releaseRequest(const strataRequest* r);
 void freeRequest(strataRequest* r);
 
 }  // namespace strata::api

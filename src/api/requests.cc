@@ -1,4 +1,6 @@
 // The C boundary for request handles: strataTest, strataWait and strataWaitLazy.
+#include <string>
+
 #include "api/guard.h"
 #include "api/request.h"
 #include "strata/strata.h"
@@ -6,21 +8,34 @@
 namespace strata::api {
 namespace {
 
-// The live request behind *request, or why there is none.
+// The live request behind *request, claimed by this thread (released when it stays
+// incomplete, freed when complete), or why there is none.
 StatusOr<strataRequest*> liveRequest(strataRequest_t* request) {
   if (request == nullptr) return invalidArgument("request is NULL");
-  if (*request == nullptr) return invalidArgument("*request is NULL (no request to complete)");
-  if (!isLiveRequest(*request)) {
-    return invalidArgument("*request is not a live request (already completed or never made)");
+  strataRequest* r = *request;
+  if (r == nullptr) return invalidArgument("*request is NULL (no request to complete)");
+  switch (claimRequest(r)) {
+    case Claim::kNotLive:
+      return invalidArgument("*request is not a live request (already completed or never made)");
+    case Claim::kBusy:
+      return invalidUsage(
+          "another thread is completing this request now (strataTest, strataWait or "
+          "strataWaitLazy); one thread completes a request");
+    case Claim::kClaimed:
+      break;
   }
   // Completing a request may run queued calls, which talk to other ranks.
-  STRATA_RETURN_IF_ERROR(checkMpiActive());
-  if (!(*request)->engine) {
-    return invalidUsage(
+  Status usable = checkMpiActive();
+  if (usable.isOk() && !r->engine) {
+    usable = invalidUsage(
         "the request's call is inside a group that has not ended "
         "(strataGroupEnd issues it)");
   }
-  return *request;
+  if (!usable.isOk()) {
+    releaseRequest(r);
+    return usable;
+  }
+  return r;
 }
 
 // Frees a completed request and returns the call's result.
@@ -49,6 +64,7 @@ strataResult_t strataTest(strataRequest_t* request, int* done) {
     Status result = Status::ok();
     if (!r->engine->test(r->ticket, &result)) {
       *done = 0;
+      releaseRequest(r);
       return Status::ok();
     }
     *done = 1;

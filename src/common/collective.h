@@ -56,6 +56,8 @@ struct Call {
   // Its number on the communicator, given once as it is issued (core/check.h: CallSequence)
   // and named by every message and check about it; 0 until then.
   uint64_t seq = 0;
+  // Its record in the communicator's flight recorder (core/flight_recorder.h); 0: none.
+  uint64_t record = 0;
 };
 
 }  // namespace strata

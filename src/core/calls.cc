@@ -30,6 +30,7 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
   const Status st = why.withContext("setting up " + what + " on rank " + std::to_string(c.rank()) +
                                     " of " + std::to_string(c.size()));
   c.engine().fail(st);
+  c.dumpOnce(st.message());
   return st;
 }
 
@@ -142,6 +143,9 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& ho
 // Returns the host calls' engine ticket (0 when nothing was queued).
 StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
                               const plan::Plan* forced = nullptr) {
+  CallerScope one(c.callerCheck(),
+                  calls.size() == 1 ? collectiveName(calls[0].call.coll) : "group of calls");
+  STRATA_RETURN_IF_ERROR(one.status());
   STRATA_ASSIGN_OR_RETURN(std::vector<Place> places, placeAll(c, calls));
   const bool lone = calls.size() == 1;
   const bool fuse = lone && forced == nullptr && calls[0].nonblocking &&
@@ -151,6 +155,7 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
   std::vector<Call> all;
   for (const GroupCall& g : calls) all.push_back(g.call);
   STRATA_RETURN_IF_ERROR(checkCalls(c, all));
+  for (Call& k : all) k.record = c.flightRecorder().issued(k);
   std::vector<Prepared> device;
   std::vector<strataStream_t> streams;
   std::vector<Call> host;
@@ -197,6 +202,8 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
 }
 
 Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
+  CallerScope one(c.callerCheck(), "probe");
+  STRATA_RETURN_IF_ERROR(one.status());
   c.issued(c.issuing()).cutFusion();
   STRATA_RETURN_IF_ERROR(c.engine().drain());
   HostExecutor x(c.memory().scratch());

@@ -16,8 +16,10 @@
 #include <string>
 
 #include "bootstrap/bootstrap.h"
+#include "core/caller_check.h"
 #include "core/check.h"
 #include "core/engine.h"
+#include "core/flight_recorder.h"
 #include "core/group_table.h"
 #include "core/plan_book.h"
 #include "core/run_memory.h"
@@ -119,6 +121,14 @@ class Comm {
 
   // The capability to set up (core/threads.h). Never from inside a running call: asserted.
   IssuingThread issuing() const;
+  // Refuses a second thread issuing while one is (core/caller_check.h): every entry takes it.
+  CallerCheck& callerCheck() { return callerCheck_; }
+  // The last calls, for dumps after a hang or failure (core/flight_recorder.h).
+  FlightRecorder& flightRecorder() { return *flight_; }
+  const FlightRecorder& flightRecorder() const { return *flight_; }
+  // Dumps the flight recorder once per communicator: at the first failure while running or
+  // setting up (the error state begins), or at strataCommAbort, whichever comes first.
+  void dumpOnce(const std::string& reason);
 
   // --- The owners. ---
   GroupTable& groups() { return groups_; }
@@ -161,6 +171,9 @@ class Comm {
   IssueState issued_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
   std::atomic<bool> aborted_{false};
+  CallerCheck callerCheck_;
+  std::unique_ptr<FlightRecorder> flight_ = std::make_unique<FlightRecorder>(0);  // init sizes it
+  std::atomic<bool> dumped_{false};
   // Declared last, stopped first: it runs the queued calls, which use everything above.
   // Shared with the requests of nonblocking calls, which may outlive the communicator.
   std::shared_ptr<Engine> engine_;

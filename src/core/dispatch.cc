@@ -18,6 +18,25 @@ namespace {
 using plan::Step;
 using Shape = Program::Shape;
 
+// Runs `body` as the flight recorder's running call(s): the call, or a fusion pack's members
+// (core/flight_recorder.h).
+template <typename Body>
+Status recorded(Comm& c, const Prepared& p, Body body) {
+  FlightRecorder& fr = c.flightRecorder();
+  if (p.fused.empty()) {
+    fr.started(p.call.record);
+  } else {
+    for (const Call& m : p.fused) fr.started(m.record);
+  }
+  const Status st = body();
+  if (p.fused.empty()) {
+    fr.finished(p.call.record, st);
+  } else {
+    for (const Call& m : p.fused) fr.finished(m.record, st);
+  }
+  return st;
+}
+
 // The allreduce: each pass a whole pipelined allreduce under its plan.
 Status allReduce(Comm& c, Executor& x, const Call& k, const Program& prog, const void* send,
                  void* recv) {
@@ -95,7 +114,7 @@ Status runCollectives(Comm& c, Executor& x, const std::vector<const Prepared*>& 
                    next->fused.size());
       packer = std::thread([nextBuf, next] { packInto(nextBuf, *next); });
     }
-    const Status st = reducePacked(c, x, p, buf);
+    const Status st = recorded(c, p, [&] { return reducePacked(c, x, p, buf); });
     if (packer.joinable()) packer.join();
     STRATA_RETURN_IF_ERROR(st);
     if (ahead) {
@@ -184,6 +203,8 @@ Status rooted(Comm& c, Executor& x, const Call& k, const Program& prog) {
   return Status::ok();
 }
 
+Status runProgram(Comm& c, Executor& x, const Prepared& p);
+
 fabric::PeerOp peerOp(const Call& k) {
   fabric::PeerOp op;
   op.send = k.coll == Collective::kSend;
@@ -194,9 +215,7 @@ fabric::PeerOp peerOp(const Call& k) {
   return op;
 }
 
-}  // namespace
-
-Status run(Comm& c, Executor& x, const Prepared& p) {
+Status runProgram(Comm& c, Executor& x, const Prepared& p) {
   const Call& k = p.call;
   switch (p.program.shape) {
     case Shape::kNothing:
@@ -222,14 +241,28 @@ Status run(Comm& c, Executor& x, const Prepared& p) {
   return internalError(std::string("no runner for ") + collectiveName(k.coll));
 }
 
+}  // namespace
+
+Status run(Comm& c, Executor& x, const Prepared& p) {
+  return recorded(c, p, [&] { return runProgram(c, x, p); });
+}
+
 Status runGroup(Comm& c, Executor& x, const std::vector<Prepared>& calls) {
   std::vector<fabric::PeerOp> ops;
   for (const Prepared& p : calls) {
     if (pointToPoint(p.call.coll)) ops.push_back(peerOp(p.call));
   }
   if (!ops.empty()) {
+    FlightRecorder& fr = c.flightRecorder();
+    for (const Prepared& p : calls) {
+      if (pointToPoint(p.call.coll)) fr.started(p.call.record);
+    }
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
-    STRATA_RETURN_IF_ERROR(flat->exchange(ops.data(), ops.size()));
+    const Status st = flat->exchange(ops.data(), ops.size());
+    for (const Prepared& p : calls) {
+      if (pointToPoint(p.call.coll)) fr.finished(p.call.record, st);
+    }
+    STRATA_RETURN_IF_ERROR(st);
   }
   std::vector<const Prepared*> colls;
   for (const Prepared& p : calls) {

@@ -17,6 +17,7 @@
 #include "common/mpi_wait.h"
 #include "core/comm.h"
 #include "core/describe.h"
+#include "core/flight_dump.h"
 #include "core/plan_load.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
@@ -123,6 +124,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
     settings_.timeoutSource = kConfigTimeout;
   }
   STRATA_RETURN_IF_ERROR(checkAgreedSettings(*boot_, settings_));
+  flight_ = std::make_unique<FlightRecorder>(settings_.flightCalls);
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;
   // STRATA_NET (ucx whatever it says on a control plane that is not MPI) also carries the flat
@@ -160,7 +162,14 @@ Comm::~Comm() {
   }
 }
 
+void Comm::dumpOnce(const std::string& reason) {
+  if (dumped_.exchange(true)) return;
+  (void)dumpFlightRecorder(*this,
+                           reason);  // a failure to write was logged; the call's error stands
+}
+
 void Comm::abandon() {
+  dumpOnce("strataCommAbort");
   // A call running now ends at its next wait; calls still queued fail instead of running:
   // their peers may never issue them.
   aborted_.store(true);

@@ -64,6 +64,8 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
   const strataRedOp_t fop = op == strataAvg ? strataSum : op;
   const void* in = src;
   for (const Step* s = begin; s != end; ++s) {
+    c.flightRecorder().step(static_cast<int>(s - begin + 1), static_cast<int>(end - begin), s->kind,
+                            s->level);
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, x, groups, s->level));
     // A compressed step's wire-type copy; none where the executor has no host scratch for it.
     WireType w = stepWire(wire, *s, type, op);

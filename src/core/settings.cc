@@ -67,6 +67,12 @@ StatusOr<Settings> Settings::fromEnv() {
   }
   STRATA_ASSIGN_OR_RETURN(int64_t check, env::get(var::STRATA_CHECK));
   s.check = check != 0;
+  STRATA_ASSIGN_OR_RETURN(int64_t flight, env::get(var::STRATA_FLIGHT_RECORDER_SIZE));
+  if (flight < 0 || flight > 10000000) {
+    return invalidArgument("STRATA_FLIGHT_RECORDER_SIZE=" + std::to_string(flight) +
+                           ": expected 0 (off) to 10000000 calls");
+  }
+  s.flightCalls = static_cast<size_t>(flight);
   const std::string compress = env::get(var::STRATA_COMPRESS);
   if (!compress.empty() && !parseWireType(compress, &s.compress)) {
     return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
@@ -128,15 +134,27 @@ const std::vector<AgreedSetting>& agreedSettings() {
 
 const std::vector<const char*>& localSettings() {
   static const std::vector<const char*> names = {
-      "STRATA_DEBUG",     "STRATA_DEBUG_SUBSYS",   "STRATA_DEBUG_FILE",     "STRATA_HOSTNAME",
-      "STRATA_TOPO_FILE", "STRATA_PLAN_FILE",      "STRATA_PLAN_DUMP_FILE", "STRATA_PROGRESS",
-      "STRATA_MPI_CUDA_AWARE", "STRATA_TIMEOUT",
+      "STRATA_DEBUG",
+      "STRATA_DEBUG_SUBSYS",
+      "STRATA_DEBUG_FILE",
+      "STRATA_HOSTNAME",
+      "STRATA_TOPO_FILE",
+      "STRATA_PLAN_FILE",
+      "STRATA_PLAN_DUMP_FILE",
+      "STRATA_PROGRESS",
+      "STRATA_MPI_CUDA_AWARE",
+      "STRATA_TIMEOUT",
+      // What a rank remembers of its own calls and where it writes that: nothing exchanged.
+      "STRATA_FLIGHT_RECORDER_SIZE",
+      "STRATA_FLIGHT_RECORDER_FILE",
       // Read where a library is loaded, not by a communicator.
-      "STRATA_NCCL_REAL_LIB", "STRATA_NCCL_FALLBACK",
+      "STRATA_NCCL_REAL_LIB",
+      "STRATA_NCCL_FALLBACK",
       // Read before a communicator exists (strataGetUniqueId, the TCP control plane): the id
       // they form or the interface each rank listens on is every rank's own business; ranks
       // whose STRATA_COMM_ID differs never meet and fail at the rendezvous.
-      "STRATA_COMM_ID", "STRATA_SOCKET_IFNAME",
+      "STRATA_COMM_ID",
+      "STRATA_SOCKET_IFNAME",
   };
   return names;
 }

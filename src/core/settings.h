@@ -31,6 +31,7 @@ struct Settings {
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
+  size_t flightCalls = 0;      // STRATA_FLIGHT_RECORDER_SIZE (0: off)
   double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
   // Where timeoutSeconds came from, for messages: STRATA_TIMEOUT, or the communicator's
   // config (strataConfig_t.timeoutMs; the torch backend's group timeout).

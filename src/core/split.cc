@@ -59,6 +59,8 @@ uint64_t splitHash(uint64_t parent, uint64_t index, int color) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptions& opts) {
+  CallerScope one(callerCheck_, "split");
+  STRATA_RETURN_IF_ERROR(one.status());
   // The calls issued before the split run first, on every rank: the split is the next call.
   STRATA_RETURN_IF_ERROR(engine_->drain());
   const auto start = std::chrono::steady_clock::now();
@@ -111,6 +113,7 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
   // Before anything reads them: the wire type shapes the fabrics' options and the plans.
   if (opts.compress) settings_.compress = *opts.compress;
   if (opts.timeoutSeconds) settings_.timeoutSeconds = *opts.timeoutSeconds;
+  flight_ = std::make_unique<FlightRecorder>(settings_.flightCalls);
   fabricOptions_ = parent.fabricOptions_;
   costParams_ = parent.costParams_;
   engine_ = std::make_shared<Engine>(parent.engine_->threaded());

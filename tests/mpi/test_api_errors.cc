@@ -116,6 +116,10 @@ void checkQueries(Checker& ck, strataComm_t comm) {
   ck.expectFailure("strataCommGetAsyncError(comm, NULL)",
                    [&] { return strataCommGetAsyncError(comm, nullptr); }, {strataInvalidArgument},
                    comm, From::kComm, {"asyncerror", "null"});
+  // The flight recorder's dump on demand (a summary in the log: no STRATA_FLIGHT_RECORDER_FILE).
+  ck.expect(strataCommDump(comm) == strataSuccess, "strataCommDump(comm) failed");
+  ck.expectFailure("strataCommDump(NULL)", [&] { return strataCommDump(nullptr); },
+                   {strataInvalidArgument}, nullptr, From::kThread, {"comm"});
 }
 
 struct ArgCase {
@@ -219,6 +223,17 @@ void checkArgumentErrors(Checker& ck, strataComm_t comm, int nranks) {
        false, kSizeWords},
       {"allgather fp32 with sendcount*nranks*4 > SIZE_MAX",
        [&] { return strataAllGather(s, r, kMax / (4 * p) + 1, F32, comm, nullptr); }, false,
+       kSizeWords},
+      // Byte sizes that fit size_t but no buffer (above PTRDIFF_MAX): a SIZE_MAX broadcast
+      // once passed validation and crashed in MPI.
+      {"broadcast uint8 with count SIZE_MAX",
+       [&] { return strataBroadcast(s, r, kMax, strataUint8, 0, comm, nullptr); }, false,
+       kSizeWords},
+      {"allreduce uint8 with count 2^63",
+       [&] { return strataAllReduce(s, r, kMax / 2 + 1, strataUint8, Sum, comm, nullptr); }, false,
+       kSizeWords},
+      {"send uint8 with count 2^63 + 5",
+       [&] { return strataSend(s, kMax / 2 + 6, strataUint8, nranks - 1, comm, nullptr); }, false,
        kSizeWords},
   };
   for (const ArgCase& c : cases) {

@@ -33,6 +33,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +75,54 @@ std::vector<std::string> ownShmEntries() {
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
+}
+
+// STRATA_FLIGHT_RECORDER_FILE for this rank (%r expanded; the entries use no other escape), or
+// "" when it is not set.
+std::string flightFile(int rank) {
+  const char* s = std::getenv("STRATA_FLIGHT_RECORDER_FILE");
+  std::string path = s != nullptr ? s : "";
+  const size_t at = path.find("%r");
+  if (at != std::string::npos) path.replace(at, 2, std::to_string(rank));
+  return path;
+}
+
+// The flight recorder's dump after the stall: strata wrote one JSON line at the failure (the
+// abort that follows does not dump again); in it, the allreduces before the stall are done and
+// the one at the stall failed at a step of its program, with its error.
+void checkFlightDump(Harness& h, int stallAt) {
+  const std::string path = flightFile(h.rank());
+  if (path.empty()) return;
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  if (!h.expect(lines.size() == 1, "the flight recorder file " + path + " holds " +
+                                       std::to_string(lines.size()) + " dumps, expected 1")) {
+    return;
+  }
+  const nlohmann::json dump = nlohmann::json::parse(lines[0], nullptr, false);
+  if (!h.expect(!dump.is_discarded() && dump.contains("calls"),
+                "the dump is not JSON: " + lines[0]))
+    return;
+  h.expect(dump.value("rank", -1) == h.rank(), "the dump names another rank");
+  h.expect(dump.value("reason", std::string()).size() > 0, "the dump gives no reason");
+  int done = 0;
+  bool failedAtStall = false;
+  for (const nlohmann::json& call : dump["calls"]) {
+    const std::string state = call.value("state", std::string());
+    const int seq = call.value("seq", 0);
+    h.expect(call.value("collective", std::string()) == "allreduce",
+             "the dump records a " + call.value("collective", std::string()));
+    if (seq <= stallAt) done += state == "done" ? 1 : 0;
+    if (seq == stallAt + 1) {
+      failedAtStall = state == "failed" && call.value("steps", 0) > 0 &&
+                      call.value("step", 0) >= 1 && !call.value("error", std::string()).empty();
+    }
+  }
+  h.expect(done == stallAt, "the dump has " + std::to_string(done) + " allreduces done, expected " +
+                                std::to_string(stallAt) + ": " + lines[0]);
+  h.expect(failedAtStall, "the dump does not show allreduce #" + std::to_string(stallAt + 1) +
+                              " failed at a step, with its error: " + lines[0]);
 }
 
 strataComm_t init(Harness& h) {
@@ -118,6 +168,7 @@ void abortPromptly(Harness& h, strataComm_t comm, const char* how) {
 
 void stall(Harness& h, int stallRank, int stallAt, size_t count) {
   const double T = timeoutSeconds();
+  if (!flightFile(h.rank()).empty()) std::remove(flightFile(h.rank()).c_str());  // an earlier run's
   strataComm_t comm = init(h);
   if (comm == nullptr) return;
   std::vector<float> buf(count, 1.0f);
@@ -163,6 +214,7 @@ void stall(Harness& h, int stallRank, int stallAt, size_t count) {
   }
   h.expect(failed, "no allreduce failed although rank " + std::to_string(stallRank) + " stalled");
   abortPromptly(h, comm, "strataCommAbort");
+  checkFlightDump(h, stallAt);
 }
 
 void countMismatch(Harness& h, size_t count) {

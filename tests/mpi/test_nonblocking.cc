@@ -32,6 +32,7 @@
 
 #include "mpi/collective_reference.h"
 #include "mpi/collective_runs.h"
+#include "mpi/misuse_checks.h"
 #include "mpi/mpi_harness.h"
 #include "mpi/p2p_exchange.h"
 #include "strata/strata_mpi.h"
@@ -417,7 +418,16 @@ int main(int argc, char** argv) {
   runProgress(h, world2, h.size() - 1, tokens);
   MPI_Comm_free(&tokens);
 
-  if (h.threads()) runConcurrentComms(h, world, world2);
+  if (h.threads()) {
+    runConcurrentComms(h, world, world2);
+    strataComm_t fresh = nullptr;
+    if (h.expectSuccess(initComm(&fresh, MPI_COMM_WORLD), "strataCommInitMPI (misuse)")) {
+      const Comm misuse = commOf(fresh, MPI_COMM_WORLD, "misuse");
+      runTwoIssuers(h, misuse);
+      runTwoWaiters(h, misuse);
+      h.expectSuccess(strataCommDestroy(fresh), "strataCommDestroy(misuse)");
+    }
+  }
 
   h.step("strataCommDestroy");
   h.expectSuccess(strataCommDestroy(b), "strataCommDestroy(world#2)");

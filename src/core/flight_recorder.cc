@@ -1,0 +1,102 @@
+#include "core/flight_recorder.h"
+
+namespace strata::core {
+
+const char* flightStateName(FlightRecord::State s) {
+  switch (s) {
+    case FlightRecord::State::kIssued:
+      return "issued";
+    case FlightRecord::State::kRunning:
+      return "running";
+    case FlightRecord::State::kDone:
+      return "done";
+    case FlightRecord::State::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
+FlightRecorder::FlightRecorder(size_t capacity)
+    : capacity_(capacity),
+      zero_(std::chrono::steady_clock::now()),
+      epochUs_(std::chrono::duration_cast<std::chrono::microseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count()) {}
+
+int64_t FlightRecorder::nowUs() const {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - zero_)
+                      .count();
+  return us > 0 ? us : 1;  // 0 means "not yet"
+}
+
+FlightRecord* FlightRecorder::find(uint64_t id) {
+  if (id == 0 || id >= next_ || next_ - id > ring_.size()) return nullptr;
+  FlightRecord& r = ring_[(id - 1) % capacity_];
+  return r.id == id ? &r : nullptr;
+}
+
+uint64_t FlightRecorder::issued(const Call& call) {
+  if (!on()) return 0;
+  FlightRecord r;
+  r.coll = call.coll;
+  r.seq = call.seq;
+  r.count = call.count;
+  r.type = call.type;
+  r.op = call.op;
+  r.root = call.root;
+  r.issuedUs = nowUs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  r.id = next_++;
+  if (ring_.size() < capacity_) {
+    ring_.push_back(std::move(r));
+  } else {
+    ring_[(r.id - 1) % capacity_] = std::move(r);
+  }
+  return next_ - 1;
+}
+
+void FlightRecorder::started(uint64_t id) {
+  if (!on()) return;
+  const int64_t now = nowUs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_ = id;
+  if (FlightRecord* r = find(id)) {
+    r->state = FlightRecord::State::kRunning;
+    r->startedUs = now;
+  }
+}
+
+void FlightRecorder::step(int index, int total, Collective kind, int level) {
+  if (!on()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (FlightRecord* r = find(running_)) {
+    r->step = index;
+    r->steps = total;
+    r->stepKind = kind;
+    r->stepLevel = level;
+  }
+}
+
+void FlightRecorder::finished(uint64_t id, const Status& st) {
+  if (!on()) return;
+  const int64_t now = nowUs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (running_ == id) running_ = 0;
+  if (FlightRecord* r = find(id)) {
+    r->state = st.isOk() ? FlightRecord::State::kDone : FlightRecord::State::kFailed;
+    r->endedUs = now;
+    if (!st.isOk()) r->error = st.message();
+  }
+}
+
+std::vector<FlightRecord> FlightRecorder::snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<FlightRecord> out;
+  out.reserve(ring_.size());
+  const uint64_t first = next_ - ring_.size();  // the oldest id still held
+  for (uint64_t id = first; id < next_; ++id) out.push_back(ring_[(id - 1) % capacity_]);
+  return out;
+}
+
+}  // namespace strata::core
