@@ -66,7 +66,7 @@ Status reducePacked(Comm& c, Executor& x, const Prepared& p, char* buf) {
   const size_t ts = dataTypeSize(p.call.type);
   STRATA_TRACE(kSubsysColl, "fusion pack of %zu allreduces, %zu %s", p.fused.size(), p.call.count,
                dataTypeName(p.call.type));
-  STRATA_RETURN_IF_ERROR(allReduce(c, x, p.call, p.program, buf, buf));
+  STRATA_RETURN_IF_ERROR(allReduce(c, x, p.call, *p.program, buf, buf));
   size_t off = 0;
   for (const Call& m : p.fused) {
     STRATA_RETURN_IF_ERROR(x.copy(m.recv, buf + off * ts, m.count * ts));
@@ -217,21 +217,21 @@ fabric::PeerOp peerOp(const Call& k) {
 
 Status runProgram(Comm& c, Executor& x, const Prepared& p) {
   const Call& k = p.call;
-  switch (p.program.shape) {
+  switch (p.program->shape) {
     case Shape::kNothing:
       return Status::ok();
     case Shape::kCopy:
       if (k.send == k.recv) return Status::ok();
       return x.copy(k.recv, k.send, k.count * dataTypeSize(k.type));
     case Shape::kAllReduce:
-      return p.fused.empty() ? allReduce(c, x, k, p.program, k.send, k.recv)
+      return p.fused.empty() ? allReduce(c, x, k, *p.program, k.send, k.recv)
                              : allReduceFused(c, x, p);
     case Shape::kDirect:
-      return direct(c, x, k, p.program);
+      return direct(c, x, k, *p.program);
     case Shape::kBlocks:
-      return blocks(c, x, k, p.program);
+      return blocks(c, x, k, *p.program);
     case Shape::kRooted:
-      return rooted(c, x, k, p.program);
+      return rooted(c, x, k, *p.program);
     case Shape::kPeer: {
       const fabric::PeerOp op = peerOp(k);
       STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));

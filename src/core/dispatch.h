@@ -21,7 +21,7 @@ namespace strata::core {
 // A call and its program.
 struct Prepared {
   Call call;
-  Program program;
+  ProgramRef program;
   // A fusion pack (core/fusion.h): `call` is the allreduce of the whole pack (its buffers are
   // the communicator's fusion buffer, named at run time) and these are its members, in pack
   // order. Host memory only.
@@ -39,7 +39,7 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call);
 StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& p);
 // The program of a fusion pack cut at run time (core/fusion_queue.h), under the plans
 // PlanBook::prepareFusionPlans made beforehand: sets nothing up, so the runner may call it.
-StatusOr<Program> fusionPackProgram(const Comm& c, const Call& pack);
+StatusOr<ProgramRef> fusionPackProgram(const Comm& c, const Call& pack);
 // The groups a prepared call runs on (the device path makes their device fabrics).
 std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p);
 

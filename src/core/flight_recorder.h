@@ -38,7 +38,8 @@ struct FlightRecord {
   int step = 0, steps = 0;
   Collective stepKind = Collective::kAllReduce;
   int stepLevel = 0;  // plan::kFlatLevel (-1): the flat group
-  // Microseconds since the recorder was made; 0: not yet.
+  // Microseconds since the recorder was made, from a coarse clock (a few ms resolution:
+  // flight_recorder.cc says why); 0: not yet.
   int64_t issuedUs = 0, startedUs = 0, endedUs = 0;
   std::string error;  // kFailed
 };
@@ -68,7 +69,7 @@ class FlightRecorder {
   int64_t nowUs() const;
 
   const size_t capacity_;
-  const std::chrono::steady_clock::time_point zero_;
+  const int64_t zeroUs_;  // the coarse monotonic clock at construction
   const int64_t epochUs_;
   mutable std::mutex mutex_;
   std::vector<FlightRecord> ring_;  // record id i at ring_[(i - 1) % capacity_]

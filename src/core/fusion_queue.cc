@@ -99,7 +99,7 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
   }
   if (agreed > 1) {
     // Plans made beforehand (PlanBook::prepareFusionPlans): the runner sets nothing up.
-    StatusOr<Program> prog = fusionPackProgram(c, whole.call);
+    StatusOr<ProgramRef> prog = fusionPackProgram(c, whole.call);
     if (!prog.isOk()) {
       markDone(id, static_cast<uint64_t>(agreed));
       return prog.status();

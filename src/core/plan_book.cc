@@ -20,6 +20,7 @@ void PlanBook::setRules(std::vector<plan::PlanRule> rules, std::string source) {
 }
 
 void PlanBook::clear() {
+  programs_ = ProgramCache();  // programs point to plans
   fusionPlans_.clear();
   plans_.clear();
   forced_.clear();

@@ -71,6 +71,8 @@ class PlanBook {
   plan::BlockForm blockForm(Collective coll, size_t bytes, IssuingThread);
   // The steps of the collectives other than the allreduce (whose steps each PlanExec keeps).
   ScheduleCache& schedules(IssuingThread) { return schedules_; }
+  // Whole programs by call shape (core/prepare.cc).
+  ProgramCache& programs(IssuingThread) { return programs_; }
 
   // --- Any thread: read-only once prepareFusionPlans made them. ---
   // The plan for `bytes` (at most prepareFusionPlans's maxBytes); null beyond.
@@ -96,6 +98,7 @@ class PlanBook {
   std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;  // by (collective, bucket)
   std::map<std::pair<int, int>, plan::BlockForm> blockForms_;    // by (collective, bucket)
   ScheduleCache schedules_;
+  ProgramCache programs_;
 };
 
 }  // namespace strata::core

@@ -163,29 +163,37 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call) {
   const IssuingThread me = c.issuing();
   Prepared p;
   p.call = call;
+  const size_t ts = dataTypeSize(call.type);
+  const bool rooted = call.coll == Collective::kBroadcast || call.coll == Collective::kReduce;
+  const bool inPlace = call.coll == Collective::kReduceScatter &&
+                       call.recv == at(call.send, c.rank() * call.count, ts);
+  const ProgramKey key{call.coll, call.count, ts, rooted ? call.root : 0, inPlace};
+  ProgramCache& cache = c.plans().programs(me);
+  if ((p.program = cache.find(key))) return p;
+  Program made;
   switch (call.coll) {
     case Collective::kAllReduce: {
-      const size_t ts = dataTypeSize(call.type);
-      STRATA_ASSIGN_OR_RETURN(p.program, allReduceProgram(c, call, [&](size_t n) {
+      STRATA_ASSIGN_OR_RETURN(made, allReduceProgram(c, call, [&](size_t n) {
                                 return c.plans().forBytes(n * ts, me);
                               }));
       break;
     }
     case Collective::kReduceScatter:
     case Collective::kAllGather:
-      p.program = blocksProgram(c, call);
+      made = blocksProgram(c, call);
       break;
     case Collective::kBroadcast:
     case Collective::kReduce:
-      p.program = rootedProgram(c, call);
+      made = rootedProgram(c, call);
       break;
     case Collective::kSend:
     case Collective::kRecv:
-      p.program.shape = Shape::kPeer;
+      made.shape = Shape::kPeer;
       break;
     default:
       return internalError(std::string("no program for ") + collectiveName(call.coll));
   }
+  p.program = cache.add(key, std::move(made));
   return p;
 }
 
@@ -198,23 +206,27 @@ StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& 
   Prepared p;
   p.call = call;
   STRATA_ASSIGN_OR_RETURN(
-      p.program, allReduceProgram(c, call, [&](size_t) { return c.plans().forPlan(plan, me); }));
+      Program made, allReduceProgram(c, call, [&](size_t) { return c.plans().forPlan(plan, me); }));
+  p.program = std::make_shared<const Program>(std::move(made));
   return p;
 }
 
-StatusOr<Program> fusionPackProgram(const Comm& c, const Call& pack) {
-  return allReduceProgram(c, pack, [&](size_t n) -> StatusOr<PlanExec*> {
-    PlanExec* exec = c.plans().fusionPlanFor(n * dataTypeSize(pack.type));
-    if (exec == nullptr) return internalError("a fusion pack larger than the fusion plans");
-    return exec;
-  });
+StatusOr<ProgramRef> fusionPackProgram(const Comm& c, const Call& pack) {
+  STRATA_ASSIGN_OR_RETURN(Program made,
+                          allReduceProgram(c, pack, [&](size_t n) -> StatusOr<PlanExec*> {
+                            PlanExec* exec = c.plans().fusionPlanFor(n * dataTypeSize(pack.type));
+                            if (exec == nullptr)
+                              return internalError("a fusion pack larger than the fusion plans");
+                            return exec;
+                          }));
+  return ProgramRef(std::make_shared<const Program>(std::move(made)));
 }
 
 std::vector<LevelGroup*> groupsOf(Comm& c, const Prepared& p) {
   std::vector<LevelGroup*> out{&c.groups().flat()};
-  if (p.program.shape == Shape::kAllReduce) {
+  if (p.program->shape == Shape::kAllReduce) {
     const PlanExec* last = nullptr;
-    for (const ProgramPass& pass : p.program.passes) {
+    for (const ProgramPass& pass : p.program->passes) {
       if (pass.exec == last) continue;
       last = pass.exec;
       out.insert(out.end(), pass.exec->groups.begin(), pass.exec->groups.end());

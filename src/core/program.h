@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/collective.h"
@@ -97,6 +98,44 @@ struct Program {
   Shape shape = Shape::kNothing;
   std::vector<ProgramPass> passes;
   std::shared_ptr<const std::vector<size_t>> blockOrder;  // kBlocks
+};
+
+// Programs are shared: one per call shape, reused by every call of that shape.
+using ProgramRef = std::shared_ptr<const Program>;
+
+// What a cached program is the program of: everything that changes it. The buffers only count
+// through `inPlace` (a reduce-scatter in place runs through scratch); the type through its size.
+struct ProgramKey {
+  Collective coll = Collective::kAllReduce;
+  size_t count = 0;
+  size_t typeSize = 0;
+  int root = 0;
+  bool inPlace = false;
+  bool operator<(const ProgramKey& o) const {
+    return std::tie(coll, count, typeSize, root, inPlace) <
+           std::tie(o.coll, o.count, o.typeSize, o.root, o.inPlace);
+  }
+};
+
+// Programs by key, so a training loop's repeated calls prepare nothing new: one lookup. The
+// issuing thread's only (PlanBook::programs); bounded like ScheduleCache, and programs already
+// handed out stay alive with their calls.
+class ProgramCache {
+ public:
+  ProgramRef find(const ProgramKey& key) const {
+    auto it = cache_.find(key);
+    return it == cache_.end() ? nullptr : it->second;
+  }
+  ProgramRef add(const ProgramKey& key, Program program) {
+    if (cache_.size() >= kMaxEntries) cache_.clear();
+    ProgramRef made = std::make_shared<const Program>(std::move(program));
+    cache_[key] = made;
+    return made;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 256;
+  std::map<ProgramKey, ProgramRef> cache_;
 };
 
 }  // namespace strata::core
