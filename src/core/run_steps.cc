@@ -71,8 +71,10 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
     WireType w = stepWire(wire, *s, type, op);
     void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(0, wireBytes(*s));
     if (wireBuf == nullptr) w = WireType::kNone;
-    // Where a failure happened: the stage (step) of the schedule, its level and fabric.
+    // Where a failure happened: the stage (step) of the schedule, its level and fabric. The
+    // text is built only for a failure: every step of every call passes through here.
     auto where = [&](const Status& st) {
+      if (st.isOk()) return st;
       return st.withContext(
           "step " + std::to_string(s - begin + 1) + " of " + std::to_string(end - begin) + " (" +
           collectiveName(s->kind) + " at level " +
@@ -189,11 +191,13 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
                         type, op, &exec.wire);
     }
     if (inFlight != nullptr) {
-      Status st =
-          (inFlightWire.wire != WireType::kNone ? finishWireAllReduce(*inFlight, inFlightWire)
-                                                : inFlight->allReduceWait())
-              .withContext("pipelined allreduce of piece " + std::to_string(k) + " of " +
-                           std::to_string(pieces) + " (fabric " + inFlight->name() + ")");
+      Status st = inFlightWire.wire != WireType::kNone
+                      ? finishWireAllReduce(*inFlight, inFlightWire)
+                      : inFlight->allReduceWait();
+      if (!st.isOk()) {
+        st = st.withContext("pipelined allreduce of piece " + std::to_string(k) + " of " +
+                            std::to_string(pieces) + " (fabric " + inFlight->name() + ")");
+      }
       if (failed.isOk()) failed = st;
       if (failed.isOk() && op == strataAvg && inFlightStep->finishesReduction) {
         failed = x.divide(at(recv, off - piece + inFlightStep->offset, ts), inFlightStep->count,
