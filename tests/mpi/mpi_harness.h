@@ -59,8 +59,7 @@ class Harness {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    bool ignored = false;
-    app_.add_flag("--threads", ignored,
+    app_.add_flag("--threads", threadsFlag_,
                   "MPI_Init_thread(MPI_THREAD_MULTIPLE): strata gets its progress thread "
                   "(unless STRATA_PROGRESS=0); fails if MPI cannot provide it");
     app_.add_option("--timeout", timeout_, "seconds before the watchdog fails a hung run")
@@ -175,6 +174,7 @@ class Harness {
   CLI::App app_;
   strata::test::Watchdog watchdog_;
   int rank_ = 0, size_ = 0, provided_ = MPI_THREAD_SINGLE, exitCode_ = 0;
+  bool threadsFlag_ = false;  // read from argv before parsing (threads_); CLI11 writes here
   bool threads_ = false, verbose_ = false;
   double timeout_ = 120, startTime_ = 0;
   uint64_t seed_ = 0;
