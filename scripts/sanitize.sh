@@ -37,7 +37,6 @@ asan_mpi=(
   'mpi\.api_errors\.np5\.hosts_2_3'
   'mpi\.api_errors\.abort_is_local\.np3'
   'mpi\.init_failure\.syntax'
-  'mpi\.lifecycle\.np2'
   'mpi\.lifecycle\.np4\.hosts_interleaved_2'
   'mpi\.lifecycle\.after_finalize\.np2'
   'mpi\.collectives\.np3\.chunk4100'

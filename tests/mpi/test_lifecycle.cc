@@ -141,7 +141,15 @@ void checkNoGrowth(Harness& h, int iterations) {
   h.expect(after.shmMaps <= before.shmMaps, "mappings of /dev/shm grew; " + what);
   h.expect(after.threads <= before.threads, "threads grew; " + what);
   // A few mappings come and go with malloc's arenas; a leak grows them with every life.
-  h.expect(after.maps <= before.maps + 8, "memory mappings grew; " + what);
+  // AddressSanitizer maps each large block (a communicator's flight recorder ring, its scratch)
+  // on its own and keeps freed ones in its quarantine for a while, so there a few more stay
+  // mapped; a mapping leaked per life still grows them by the number of lives.
+#ifdef STRATA_TEST_ASAN
+  const int slackMaps = 8 + lives / 4;
+#else
+  const int slackMaps = 8;
+#endif
+  h.expect(after.maps <= before.maps + slackMaps, "memory mappings grew; " + what);
   // /dev/shm is the machine's: another job may add entries meanwhile (ctest runs MPI entries
   // one at a time, so in CI nothing does). A leak adds one or more per life.
   h.expect(after.shmEntries <= before.shmEntries + lives / 4, "/dev/shm entries grew; " + what);
