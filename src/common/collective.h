@@ -58,6 +58,8 @@ struct Call {
   uint64_t seq = 0;
   // Its record in the communicator's flight recorder (core/flight_recorder.h); 0: none.
   uint64_t record = 0;
+  // When it was issued, on the timeline's clock (core/timeline.h); 0: not traced.
+  int64_t issuedNs = 0;
 };
 
 }  // namespace strata

@@ -156,6 +156,10 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
   for (const GroupCall& g : calls) all.push_back(g.call);
   STRATA_RETURN_IF_ERROR(checkCalls(c, all));
   for (Call& k : all) k.record = c.flightRecorder().issued(k);
+  if (c.timeline() != nullptr) {
+    const int64_t now = Timeline::nowNs();
+    for (Call& k : all) k.issuedNs = now;
+  }
   std::vector<Prepared> device;
   std::vector<strataStream_t> streams;
   std::vector<Call> host;

@@ -25,6 +25,7 @@
 #include "core/run_memory.h"
 #include "core/settings.h"
 #include "core/threads.h"
+#include "core/timeline.h"
 #include "decompose/cost_model.h"
 #include "fabrics/fabric.h"
 #include "topology/hierarchy.h"
@@ -129,6 +130,8 @@ class Comm {
   // Dumps the flight recorder once per communicator: at the first failure while running or
   // setting up (the error state begins), or at strataCommAbort, whichever comes first.
   void dumpOnce(const std::string& reason);
+  // The timeline (core/timeline.h); null when STRATA_TRACE is unset.
+  Timeline* timeline() { return timeline_.get(); }
 
   // --- The owners. ---
   GroupTable& groups() { return groups_; }
@@ -150,6 +153,8 @@ class Comm {
   Status buildHierarchy();
   // STRATA_PLAN_FILE into plans_. Collective.
   Status loadPlans();
+  // STRATA_TRACE's timeline, when set. Collective.
+  Status openTimeline();
   Status checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet = false);
 
   // Declared first, destroyed last: everything below may use the control plane.
@@ -174,6 +179,7 @@ class Comm {
   CallerCheck callerCheck_;
   std::unique_ptr<FlightRecorder> flight_ = std::make_unique<FlightRecorder>(0);  // init sizes it
   std::atomic<bool> dumped_{false};
+  std::unique_ptr<Timeline> timeline_;  // outlives the engine, whose calls record into it
   // Declared last, stopped first: it runs the queued calls, which use everything above.
   // Shared with the requests of nonblocking calls, which may outlive the communicator.
   std::shared_ptr<Engine> engine_;

@@ -1,5 +1,7 @@
 #include "core/describe.h"
 
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
@@ -80,6 +82,22 @@ void logInitComplete(const Comm& c, double milliseconds) {
   STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init COMPLETE in %.1f ms",
               static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
               milliseconds);
+}
+
+std::string rankFilePath(const std::string& pattern, const Comm& c) {
+  std::string withRank;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
+      withRank += std::to_string(c.rank());
+      ++i;
+    } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') {
+      withRank += "%%";  // left for the expansion below
+      ++i;
+    } else {
+      withRank += pattern[i];
+    }
+  }
+  return detail::expandLogFilePattern(withRank, c.settings().hostName, static_cast<long>(getpid()));
 }
 
 }  // namespace strata::core

@@ -18,4 +18,8 @@ void logInitComplete(const Comm& c, double milliseconds);
 // "0x" and 16 hex digits: how logs print Comm::hash().
 std::string hashText(uint64_t hash);
 
+// A per-rank file's path from a pattern (STRATA_FLIGHT_RECORDER_FILE, STRATA_TRACE): as
+// STRATA_DEBUG_FILE's (%h host, %p pid, %% a percent sign), plus %r, the rank in `c`.
+std::string rankFilePath(const std::string& pattern, const Comm& c);
+
 }  // namespace strata::core

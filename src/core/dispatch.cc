@@ -20,6 +20,32 @@ using Shape = Program::Shape;
 
 // Runs `body` as the flight recorder's running call(s): the call, or a fusion pack's members
 // (core/flight_recorder.h).
+// The timeline's event of call `k`, run over [begin, end).
+void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
+  TimelineEvent e;
+  e.cat = TimelineEvent::Cat::kCall;
+  e.seq = k.seq;
+  e.coll = k.coll;
+  e.count = k.count;
+  e.type = k.type;
+  e.op = k.op;
+  e.root = k.root;
+  e.bytes = k.count * dataTypeSize(k.type);
+  e.beginNs = begin;
+  e.endNs = end;
+  e.queuedNs = k.issuedNs != 0 && k.issuedNs < begin ? begin - k.issuedNs : 0;
+  t.add(e);
+  if (e.queuedNs > 0) {
+    TimelineEvent q;
+    q.cat = TimelineEvent::Cat::kWait;
+    q.name = "queue";
+    q.seq = k.seq;
+    q.beginNs = k.issuedNs;
+    q.endNs = begin;
+    t.add(q);
+  }
+}
+
 template <typename Body>
 Status recorded(Comm& c, const Prepared& p, Body body) {
   FlightRecorder& fr = c.flightRecorder();
@@ -28,7 +54,18 @@ Status recorded(Comm& c, const Prepared& p, Body body) {
   } else {
     for (const Call& m : p.fused) fr.started(m.record);
   }
+  Timeline* t = c.timeline();
+  if (t != nullptr) t->setRunning(p.call.seq);
+  const int64_t begin = t != nullptr ? Timeline::nowNs() : 0;
   const Status st = body();
+  if (t != nullptr) {
+    const int64_t end = Timeline::nowNs();
+    if (p.fused.empty()) {
+      traceCall(*t, p.call, begin, end);
+    } else {
+      for (const Call& m : p.fused) traceCall(*t, m, begin, end);
+    }
+  }
   if (p.fused.empty()) {
     fr.finished(p.call.record, st);
   } else {
@@ -62,11 +99,20 @@ void packInto(char* buf, const Prepared& p) {
   }
 }
 
+// packInto on the calling thread, on the timeline as the pack's copy in.
+void packTraced(Comm& c, char* buf, const Prepared& p) {
+  TimelineSpan span(c.timeline(), TimelineEvent::Cat::kFusion, "fusion pack", p.call.seq);
+  span.event.bytes = p.call.count * dataTypeSize(p.call.type);
+  packInto(buf, p);
+}
+
 Status reducePacked(Comm& c, Executor& x, const Prepared& p, char* buf) {
   const size_t ts = dataTypeSize(p.call.type);
   STRATA_TRACE(kSubsysColl, "fusion pack of %zu allreduces, %zu %s", p.fused.size(), p.call.count,
                dataTypeName(p.call.type));
   STRATA_RETURN_IF_ERROR(allReduce(c, x, p.call, *p.program, buf, buf));
+  TimelineSpan span(c.timeline(), TimelineEvent::Cat::kFusion, "fusion unpack", p.call.seq);
+  span.event.bytes = p.call.count * ts;
   size_t off = 0;
   for (const Call& m : p.fused) {
     STRATA_RETURN_IF_ERROR(x.copy(m.recv, buf + off * ts, m.count * ts));
@@ -82,7 +128,7 @@ char* fusionBufferFor(Comm& c, int slot, const Prepared& p) {
 
 Status allReduceFused(Comm& c, Executor& x, const Prepared& p) {
   char* buf = fusionBufferFor(c, 0, p);
-  packInto(buf, p);
+  packTraced(c, buf, p);
   return reducePacked(c, x, p, buf);
 }
 
@@ -102,7 +148,7 @@ Status runCollectives(Comm& c, Executor& x, const std::vector<const Prepared*>& 
       continue;
     }
     char* buf = fusionBufferFor(c, slot, p);
-    if (!packedAhead) packInto(buf, p);
+    if (!packedAhead) packTraced(c, buf, p);
     packedAhead = false;
     const Prepared* next = i + 1 < colls.size() ? colls[i + 1] : nullptr;
     const bool ahead = next != nullptr && !next->fused.empty() &&

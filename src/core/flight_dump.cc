@@ -16,23 +16,6 @@
 namespace strata::core {
 namespace {
 
-// STRATA_DEBUG_FILE's pattern (%h, %p, %%) plus %r, the rank in the communicator.
-std::string dumpPath(const std::string& pattern, const Comm& c) {
-  std::string withRank;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
-      withRank += std::to_string(c.rank());
-      ++i;
-    } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') {
-      withRank += "%%";  // left for the expansion below
-      ++i;
-    } else {
-      withRank += pattern[i];
-    }
-  }
-  return detail::expandLogFilePattern(withRank, c.settings().hostName, static_cast<long>(getpid()));
-}
-
 std::string stepText(const FlightRecord& r) {
   if (r.steps == 0) return "";
   return "step " + std::to_string(r.step) + " of " + std::to_string(r.steps) + " (" +
@@ -54,6 +37,12 @@ std::string flightJson(const Comm& c, const std::vector<FlightRecord>& calls,
   j["pid"] = static_cast<long>(getpid());
   j["commHash"] = hashText(c.hash());
   j["epochUs"] = c.flightRecorder().epochUs();
+  // The levels' names, so that a reader can say "level 1 (network)" for a step's level.
+  nlohmann::json levels = nlohmann::json::array();
+  for (const topo::Level& l : c.hierarchy().levels()) {
+    levels.push_back({{"name", l.name}, {"fabric", l.fabric}});
+  }
+  j["levels"] = std::move(levels);
   nlohmann::json list = nlohmann::json::array();
   for (const FlightRecord& r : calls) {
     nlohmann::json e;
@@ -107,7 +96,7 @@ Status dumpFlightRecorder(Comm& c, const std::string& reason) {
                 flightSummary(calls, 8).c_str());
     return Status::ok();
   }
-  const std::string path = dumpPath(pattern, c);
+  const std::string path = rankFilePath(pattern, c);
   const std::string line = flightJson(c, calls, reason) + "\n";
   FILE* f = std::fopen(path.c_str(), "a");
   if (f == nullptr) {

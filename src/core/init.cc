@@ -139,6 +139,15 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   STRATA_RETURN_IF_ERROR(groups_.gatherHosts(me));
   STRATA_RETURN_IF_ERROR(loadPlans());
   plans_.dump(settings_.planDumpFile);
+  STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TRACE", settings_.tracePattern, true));
+  return openTimeline();
+}
+
+Status Comm::openTimeline() {
+  StatusOr<std::unique_ptr<Timeline>> t = Timeline::open(*this, settings_.tracePattern);
+  // One rank's unwritable path fails every rank's init: the others would trace alone.
+  STRATA_RETURN_IF_ERROR(boot::agree(*boot_, t.status()));
+  timeline_ = t.take();
   return Status::ok();
 }
 
@@ -164,6 +173,7 @@ Comm::~Comm() {
 
 void Comm::dumpOnce(const std::string& reason) {
   if (dumped_.exchange(true)) return;
+  if (timeline_) timeline_->flush();  // the peers may be gone next: keep what led here
   (void)dumpFlightRecorder(*this,
                            reason);  // a failure to write was logged; the call's error stands
 }

@@ -44,6 +44,39 @@ Split split(const std::vector<Step>& steps) {
 
 // The wire type step `s` runs in: its level's, for a float32 sum or average on a level that
 // has one (core/wire_steps.h), else none.
+// What a step moves, for the timeline: its range, and what this rank sends over the level's link
+// for it, as nccl-tests counts bus bandwidth (a ring reduce-scatter or all-gather sends all but
+// its own block, an allreduce twice that; a rooted step or a send its whole range).
+void describeStep(TimelineEvent& e, const Step& s, size_t ts, const fabric::Fabric& f, int index,
+                  int total) {
+  const size_t n = static_cast<size_t>(std::max(1, f.size()));
+  const size_t own = s.index >= 0 && static_cast<size_t>(s.index) < s.counts.size()
+                         ? s.counts[static_cast<size_t>(s.index)]
+                         : s.count / n;
+  e.coll = s.kind;
+  e.level = s.level;
+  e.fabric = f.name();
+  e.step = index;
+  e.steps = total;
+  e.groupSize = f.size();
+  e.member = f.rank();
+  e.bytes = s.count * ts;
+  switch (s.kind) {
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+    case Collective::kScatter:
+    case Collective::kGather:
+      e.wireBytes = (s.count - std::min(own, s.count)) * ts;
+      break;
+    case Collective::kAllReduce:
+      e.wireBytes = 2 * (s.count * (n - 1) / n) * ts;
+      break;
+    default:
+      e.wireBytes = s.count * ts;
+      break;
+  }
+}
+
 WireType stepWire(const std::vector<WireType>* wire, const Step& s, strataDataType_t type,
                   strataRedOp_t op) {
   if (wire == nullptr || s.level < 0 || s.level >= static_cast<int>(wire->size())) {
@@ -67,6 +100,12 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
     c.flightRecorder().step(static_cast<int>(s - begin + 1), static_cast<int>(end - begin), s->kind,
                             s->level);
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, x, groups, s->level));
+    Timeline* t = c.timeline();
+    TimelineSpan span(t, TimelineEvent::Cat::kStep, "", t != nullptr ? t->running() : 0);
+    if (span.on()) {
+      describeStep(span.event, *s, ts, *f, static_cast<int>(s - begin + 1),
+                   static_cast<int>(end - begin));
+    }
     // A compressed step's wire-type copy; none where the executor has no host scratch for it.
     WireType w = stepWire(wire, *s, type, op);
     void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(0, wireBytes(*s));
@@ -86,7 +125,7 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
       case Collective::kReduceScatter:
         STRATA_RETURN_IF_ERROR(
             where(w != WireType::kNone
-                      ? runWireStep(*f, *s, in, work, w, wireBuf)
+                      ? runWireStep(*f, *s, in, work, w, wireBuf, t)
                       : f->reduceScatter(at(in, s->offset, ts),
                                          at(work, s->offset + s->displs[s->index], ts),
                                          s->counts.data(), s->displs.data(), type, fop)));
@@ -97,7 +136,7 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
         break;
       case Collective::kAllReduce:
         STRATA_RETURN_IF_ERROR(where(
-            w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
+            w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf, t)
                                  : f->allReduce(at(in, s->offset, ts), at(work, s->offset, ts),
                                                 s->count, type, fop)));
         if (op == strataAvg && s->finishesReduction) {
@@ -106,7 +145,7 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
         break;
       case Collective::kAllGather:
         STRATA_RETURN_IF_ERROR(
-            where(w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf)
+            where(w != WireType::kNone ? runWireStep(*f, *s, in, work, w, wireBuf, t)
                                        : f->allGather(at(work, s->offset + s->displs[s->index], ts),
                                                       at(work, s->offset, ts), s->counts.data(),
                                                       s->displs.data(), type)));
@@ -180,6 +219,8 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
   fabric::Fabric* inFlight = nullptr;  // the fabric of AR(k-1), while it runs
   const Step* inFlightStep = nullptr;
   WireAllReduce inFlightWire;  // AR(k-1) compressed: its wire copy (slot 1) and scale
+  Timeline* const t = c.timeline();
+  TimelineEvent inFlightEvent;  // AR(k-1) on the timeline, from its start to its wait's end
   Status failed = Status::ok();
   for (size_t k = 0; k <= pieces && failed.isOk(); ++k) {
     const size_t off = k * piece;
@@ -191,9 +232,18 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
                         type, op, &exec.wire);
     }
     if (inFlight != nullptr) {
-      Status st = inFlightWire.wire != WireType::kNone
-                      ? finishWireAllReduce(*inFlight, inFlightWire)
-                      : inFlight->allReduceWait();
+      Status st = Status::ok();
+      {
+        TimelineSpan wait(t, TimelineEvent::Cat::kWait, "pipelined allreduce wait",
+                          inFlightEvent.seq);
+        wait.event.fabric = inFlight->name();
+        st = inFlightWire.wire != WireType::kNone ? finishWireAllReduce(*inFlight, inFlightWire, t)
+                                                  : inFlight->allReduceWait();
+      }
+      if (t != nullptr) {
+        inFlightEvent.endNs = Timeline::nowNs();
+        t->add(inFlightEvent);
+      }
       if (!st.isOk()) {
         st = st.withContext("pipelined allreduce of piece " + std::to_string(k) + " of " +
                             std::to_string(pieces) + " (fabric " + inFlight->name() + ")");
@@ -214,6 +264,7 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
         failed = f.status();
         break;
       }
+      const int64_t arBegin = t != nullptr ? Timeline::nowNs() : 0;
       // Compressed, its wire copy lives in slot 1: slot 0 serves the steps run meanwhile.
       const WireType w = stepWire(&exec.wire, *sk.ar, type, op);
       void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(1, wireBytes(*sk.ar));
@@ -221,7 +272,7 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
       if (wireBuf != nullptr) {
         StatusOr<WireAllReduce> started =
             startWireAllReduce(*f.value(), at(in, sk.ar->offset, ts),
-                               at(recv, off + sk.ar->offset, ts), sk.ar->count, w, wireBuf);
+                               at(recv, off + sk.ar->offset, ts), sk.ar->count, w, wireBuf, t);
         failed = started.status();
         if (failed.isOk()) inFlightWire = started.value();
       } else {
@@ -231,6 +282,17 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
       if (!failed.isOk()) break;
       inFlight = f.value();
       inFlightStep = sk.ar;
+      if (t != nullptr) {
+        inFlightEvent = TimelineEvent{};
+        inFlightEvent.cat = TimelineEvent::Cat::kStep;
+        inFlightEvent.inFlight = true;
+        inFlightEvent.seq = t->running();
+        const Split& whole = splitOf(k);
+        describeStep(inFlightEvent, *sk.ar, ts, *inFlight,
+                     static_cast<int>(sk.ar - whole.begin + 1),
+                     static_cast<int>(whole.end - whole.begin));
+        inFlightEvent.beginNs = arBegin;
+      }
     }
     if (k > 0) {
       fabric::IdleHook agHook(inFlight);

@@ -73,6 +73,7 @@ StatusOr<Settings> Settings::fromEnv() {
                            ": expected 0 (off) to 10000000 calls");
   }
   s.flightCalls = static_cast<size_t>(flight);
+  s.tracePattern = env::get(var::STRATA_TRACE);
   const std::string compress = env::get(var::STRATA_COMPRESS);
   if (!compress.empty() && !parseWireType(compress, &s.compress)) {
     return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
@@ -147,6 +148,9 @@ const std::vector<const char*>& localSettings() {
       // What a rank remembers of its own calls and where it writes that: nothing exchanged.
       "STRATA_FLIGHT_RECORDER_SIZE",
       "STRATA_FLIGHT_RECORDER_FILE",
+      // Whether it is set must agree (opening a timeline measures clocks with the peers:
+      // checked at init); its path is each rank's own.
+      "STRATA_TRACE",
       // Read where a library is loaded, not by a communicator.
       "STRATA_NCCL_REAL_LIB",
       "STRATA_NCCL_FALLBACK",

@@ -134,7 +134,7 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
       plans_.setRules({}, "planner (cost model)");
     }
   }
-  return Status::ok();
+  return openTimeline();  // the parent's STRATA_TRACE: agreed when it was made
 }
 
 }  // namespace strata::core

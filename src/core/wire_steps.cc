@@ -25,31 +25,46 @@ StatusOr<int> agreeExponent(fabric::Fabric& f, WireType w, const float* mine, si
   return fp16ScaleExponent(m, terms);
 }
 
+// The casts to and from the wire type, on the timeline (compress, as much as the float side).
+void narrow(Timeline* t, const float* src, uint16_t* dst, size_t n, WireType w, int exp) {
+  TimelineSpan span(t, TimelineEvent::Cat::kCompress, "cast to the wire type",
+                    t != nullptr ? t->running() : 0);
+  span.event.bytes = n * sizeof(float);
+  narrowScaled(src, dst, n, w, exp);
+}
+
+void widen(Timeline* t, const uint16_t* src, float* dst, size_t n, WireType w, int exp) {
+  TimelineSpan span(t, TimelineEvent::Cat::kCompress, "cast from the wire type",
+                    t != nullptr ? t->running() : 0);
+  span.event.bytes = n * sizeof(float);
+  widenScaled(src, dst, n, w, exp);
+}
+
 }  // namespace
 
 size_t wireBytes(const plan::Step& s) { return s.count * kWireSize; }
 
 Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void* work, WireType w,
-                   void* scratch) {
+                   void* scratch, Timeline* t) {
   const strataDataType_t wt = wireDataType(w);
   switch (s.kind) {
     case Collective::kReduceScatter: {
       // Every member sends its whole range; it receives the sum of its block from g members.
       const float* src = floats(in, s.offset);
       STRATA_ASSIGN_OR_RETURN(int exp, agreeExponent(f, w, src, s.count, f.size()));
-      narrowScaled(src, wires(scratch, 0), s.count, w, exp);
+      narrow(t, src, wires(scratch, 0), s.count, w, exp);
       const size_t mine = s.displs[s.index];
       STRATA_RETURN_IF_ERROR(f.reduceScatter(scratch, wires(scratch, mine), s.counts.data(),
                                              s.displs.data(), wt, strataSum));
-      widenScaled(wires(scratch, mine), floats(work, s.offset + mine), s.counts[s.index], w, exp);
+      widen(t, wires(scratch, mine), floats(work, s.offset + mine), s.counts[s.index], w, exp);
       return Status::ok();
     }
     case Collective::kAllReduce: {
       const float* src = floats(in, s.offset);
       STRATA_ASSIGN_OR_RETURN(int exp, agreeExponent(f, w, src, s.count, f.size()));
-      narrowScaled(src, wires(scratch, 0), s.count, w, exp);
+      narrow(t, src, wires(scratch, 0), s.count, w, exp);
       STRATA_RETURN_IF_ERROR(f.allReduce(scratch, scratch, s.count, wt, strataSum));
-      widenScaled(wires(scratch, 0), floats(work, s.offset), s.count, w, exp);
+      widen(t, wires(scratch, 0), floats(work, s.offset), s.count, w, exp);
       return Status::ok();
     }
     case Collective::kAllGather: {
@@ -57,10 +72,10 @@ Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void*
       const size_t mine = s.displs[s.index];
       const float* own = floats(work, s.offset + mine);
       STRATA_ASSIGN_OR_RETURN(int exp, agreeExponent(f, w, own, s.counts[s.index], 1));
-      narrowScaled(own, wires(scratch, mine), s.counts[s.index], w, exp);
+      narrow(t, own, wires(scratch, mine), s.counts[s.index], w, exp);
       STRATA_RETURN_IF_ERROR(
           f.allGather(wires(scratch, mine), scratch, s.counts.data(), s.displs.data(), wt));
-      widenScaled(wires(scratch, 0), floats(work, s.offset), s.count, w, exp);
+      widen(t, wires(scratch, 0), floats(work, s.offset), s.count, w, exp);
       return Status::ok();
     }
     default:
@@ -70,7 +85,7 @@ Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void*
 }
 
 StatusOr<WireAllReduce> startWireAllReduce(fabric::Fabric& f, const void* in, void* out,
-                                           size_t count, WireType w, void* scratch) {
+                                           size_t count, WireType w, void* scratch, Timeline* t) {
   WireAllReduce p;
   p.wire = w;
   p.scratch = scratch;
@@ -78,15 +93,15 @@ StatusOr<WireAllReduce> startWireAllReduce(fabric::Fabric& f, const void* in, vo
   p.count = count;
   const float* src = floats(in, 0);
   STRATA_ASSIGN_OR_RETURN(p.exp, agreeExponent(f, w, src, count, f.size()));
-  narrowScaled(src, wires(scratch, 0), count, w, p.exp);
+  narrow(t, src, wires(scratch, 0), count, w, p.exp);
   STRATA_RETURN_IF_ERROR(f.allReduceStart(scratch, scratch, count, wireDataType(w), strataSum));
   return p;
 }
 
-Status finishWireAllReduce(fabric::Fabric& f, const WireAllReduce& pending) {
+Status finishWireAllReduce(fabric::Fabric& f, const WireAllReduce& pending, Timeline* t) {
   STRATA_RETURN_IF_ERROR(f.allReduceWait());
-  widenScaled(wires(pending.scratch, 0), floats(pending.out, 0), pending.count, pending.wire,
-              pending.exp);
+  widen(t, wires(pending.scratch, 0), floats(pending.out, 0), pending.count, pending.wire,
+        pending.exp);
   return Status::ok();
 }
 

@@ -20,6 +20,7 @@
 
 #include "common/status.h"
 #include "common/wire.h"
+#include "core/timeline.h"
 #include "decompose/schedule.h"
 #include "fabrics/fabric.h"
 
@@ -27,9 +28,10 @@ namespace strata::core {
 
 // Runs step `s` (a reduce-scatter, allreduce or all-gather of float32, summed) on `f` in wire
 // type `w`, reading `in` and writing `work` as core/run_steps.h says for the step's kind.
-// `scratch` holds the step's range in the wire type (wireBytes(s) bytes).
+// `scratch` holds the step's range in the wire type (wireBytes(s) bytes). The casts go on
+// timeline `t` when it is not null.
 Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void* work, WireType w,
-                   void* scratch);
+                   void* scratch, Timeline* t);
 
 // The bytes runWireStep needs in scratch for `s`.
 size_t wireBytes(const plan::Step& s);
@@ -45,7 +47,7 @@ struct WireAllReduce {
   size_t count = 0;
 };
 StatusOr<WireAllReduce> startWireAllReduce(fabric::Fabric& f, const void* in, void* out,
-                                           size_t count, WireType w, void* scratch);
-Status finishWireAllReduce(fabric::Fabric& f, const WireAllReduce& pending);
+                                           size_t count, WireType w, void* scratch, Timeline* t);
+Status finishWireAllReduce(fabric::Fabric& f, const WireAllReduce& pending, Timeline* t);
 
 }  // namespace strata::core

@@ -1,0 +1,119 @@
+// The timeline (STRATA_TRACE): what one communicator did on one rank, as Chrome trace events
+// that Perfetto and chrome://tracing open, as Horovod's HOROVOD_TIMELINE does. Each call (from
+// start to end, with the time it waited in the queue since it was issued), each step of its
+// program (level, fabric, kind, group, bytes), the pipelined allreduce's waits, fusion packs'
+// copies and compression casts. `strata-trace merge` aligns the ranks' files with the clock
+// offsets measured at init; `strata-trace summary` turns the steps into GB/s per level.
+//
+// Cost: off, each hook is one null test of Comm::timeline(). On, a hook reads the monotonic
+// clock and appends a fixed-size event under an uncontended mutex; the JSON is written only
+// when the buffer is full (by the thread that filled it), when a call fails, and at destroy, so
+// memory stays bounded (kBufferEvents events) and no file I/O happens per call.
+//
+// File: one per communicator and rank, at the pattern's path (%h host, %r rank, %p pid, %%);
+// a second communicator of the process whose path would be the same gets ".<n>" before the
+// extension. JSON array form ("[", events, "]"): a file cut short by a crash still opens.
+// Timestamps are microseconds of this rank's monotonic clock; the "strata" metadata event holds
+// clockOffsetUs (this clock minus rank 0's) to align the ranks.
+//
+// Threads: recorded by whichever thread runs the calls (one at a time per communicator) and
+// by the issuing thread (fusion waits); the mutex orders them and the flush.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/collective.h"
+#include "common/status.h"
+
+namespace strata::core {
+
+class Comm;
+
+struct TimelineEvent {
+  enum class Cat : uint8_t { kCall, kStep, kWait, kFusion, kCopy, kCompress, kStaging };
+  Cat cat = Cat::kCall;
+  const char* name = "";    // a static string: "queue", "fusion pack", ...
+  const char* fabric = "";  // steps and waits: the fabric's name (static in every fabric)
+  uint64_t seq = 0;         // the call's number; 0: none
+  int64_t beginNs = 0, endNs = 0;
+  uint64_t bytes = 0, wireBytes = 0;
+  uint64_t count = 0;
+  Collective coll = Collective::kAllReduce;  // calls: the collective; steps: the step's kind
+  strataDataType_t type = strataFloat32;
+  strataRedOp_t op = strataSum;
+  int root = 0;
+  int level = 0;  // steps: plan::kFlatLevel (-1) for the flat group
+  int step = 0, steps = 0, groupSize = 0, member = 0;
+  int64_t queuedNs = 0;   // calls: from issue to start
+  bool inFlight = false;  // steps: a pipelined allreduce, from its start to the end of its wait
+};
+
+class Timeline {
+ public:
+  static constexpr size_t kBufferEvents = 8192;
+
+  // Opens the file for `c` (after its hierarchy exists) and measures the clock offsets over its
+  // bootstrap. Collective over the members: every member has the same STRATA_TRACE setting
+  // being set (checked at init). Null when `pattern` is empty.
+  static StatusOr<std::unique_ptr<Timeline>> open(Comm& c, const std::string& pattern);
+  ~Timeline();  // flushes and closes the array
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  static int64_t nowNs();
+  void add(const TimelineEvent& e);
+  // The call running now (calls run one at a time): what steps and waits belong to.
+  void setRunning(uint64_t seq) { running_.store(seq, std::memory_order_relaxed); }
+  uint64_t running() const { return running_.load(std::memory_order_relaxed); }
+  // Writes what is buffered (a failure is logged once; the events are dropped).
+  void flush();
+  const std::string& path() const { return path_; }
+
+ private:
+  Timeline() = default;
+  void writeLocked(const TimelineEvent& e);
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::mutex mutex_;
+  std::vector<TimelineEvent> buffer_;
+  int rank_ = 0;
+  std::vector<std::string> levelNames_;
+  bool failed_ = false;
+  std::atomic<uint64_t> running_{0};
+};
+
+// Records one span [begin, now) when the timeline is on; the branch is all it costs when off.
+// Fill `event` before the span ends; the destructor stamps endNs and adds it.
+class TimelineSpan {
+ public:
+  TimelineSpan(Timeline* t, TimelineEvent::Cat cat, const char* name, uint64_t seq) : t_(t) {
+    if (t_ == nullptr) return;
+    event.cat = cat;
+    event.name = name;
+    event.seq = seq;
+    event.beginNs = Timeline::nowNs();
+  }
+  ~TimelineSpan() {
+    if (t_ == nullptr) return;
+    event.endNs = Timeline::nowNs();
+    t_->add(event);
+  }
+  TimelineSpan(const TimelineSpan&) = delete;
+  TimelineSpan& operator=(const TimelineSpan&) = delete;
+  bool on() const { return t_ != nullptr; }
+
+  TimelineEvent event;
+
+ private:
+  Timeline* t_;
+};
+
+}  // namespace strata::core
