@@ -43,8 +43,16 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& par
   out.push_back(ring);
   if (k == 1) return out;
 
-  // Splits of 0..k-1 into consecutive runs: bit b set = a stage boundary after level b.
-  for (unsigned mask = 1; mask < (1u << (k - 1)); ++mask) {
+  // Splits of 0..k-1 into consecutive runs: bit b set = a stage boundary after level b. Every
+  // one up to kMaxSplitLevels levels; beyond, each single boundary and all of them.
+  std::vector<uint64_t> masks;
+  if (k <= kMaxSplitLevels) {
+    for (uint64_t mask = 1; mask < (uint64_t{1} << (k - 1)); ++mask) masks.push_back(mask);
+  } else {
+    for (int b = 0; b + 1 < k; ++b) masks.push_back(uint64_t{1} << b);
+    masks.push_back((uint64_t{1} << (k - 1)) - 1);
+  }
+  for (const uint64_t mask : masks) {
     std::vector<Stage> stages(1);
     for (int l = 0; l < k; ++l) {
       stages.back().levels.push_back(l);
@@ -58,7 +66,7 @@ std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& par
                ": stages innermost first; the first width ranks of each group hold shards";
     }
     out.push_back(p);
-    if (!h.isRegular()) continue;
+    if (!h.isRegular() || static_cast<int>(stages.size()) > kMaxReorderedStages) continue;
     // Other orders of the same stages (the innermost-first one was just added).
     std::vector<int> order(stages.size());
     std::iota(order.begin(), order.end(), 0);

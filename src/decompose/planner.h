@@ -19,8 +19,13 @@ namespace strata::plan {
 //   is BlueConnect ("blueconnect"), the intra-node levels in one stage then the network is
 //   Horovod's "two-level", fewer stages mean fewer latency terms for small messages;
 //   on a regular hierarchy, also every order of those stages ("reordered").
+//   The count is bounded, whatever a topology file describes: all splits up to kMaxSplitLevels
+//   levels (beyond it, each single boundary and the one-stage-per-level split), and the orders
+//   of splits of up to kMaxReorderedStages stages (a 20-level file once made 10^18 candidates).
 //   A "flat" plan (one stage over every level on the outer level's fabric) is a candidate when
 //   that fabric is not message passing; on one that is, it is the passthrough again.
+inline constexpr int kMaxSplitLevels = 10;      // 2^9 splits
+inline constexpr int kMaxReorderedStages = 4;   // 4! orders of one split
 std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& params);
 
 struct Choice {

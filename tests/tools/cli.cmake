@@ -6,6 +6,7 @@
 #   tools.cli.short_letters  nccl-tests' short letters mean nccl-tests' options, and a letter
 #                            means the same in every tool
 #   tools.cli.same_sizes     -b/-e/-f sweep the same sizes in strata-tune, -perf and -kernels
+#   tools.cli.empty_paths    every option naming a file refuses '' (exit 2, naming the option)
 set(STRATA_CLI_TOOLS strata-info strata-topo strata-plan strata-tune strata-kernels strata-train
   strata-perf)
 foreach(t IN LISTS STRATA_CLI_TOOLS)
@@ -25,11 +26,12 @@ set(STRATA_CLI_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   "STRATA_PERF_BIN=set:$<TARGET_FILE:strata-perf>"
   PYTHON=set:${Python3_EXECUTABLE})
 
-foreach(case exit_codes short_letters same_sizes)
+foreach(case exit_codes short_letters same_sizes empty_paths)
   add_test(NAME tools.cli.${case} COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_tool_cli.sh ${case})
   set_tests_properties(tools.cli.${case} PROPERTIES
     ENVIRONMENT_MODIFICATION "${STRATA_CLI_TEST_ENV}" TIMEOUT 120)
 endforeach()
 # strata-train and strata-perf start MPI (a singleton) even for --help; same_sizes runs mpiexec.
-set_tests_properties(tools.cli.exit_codes tools.cli.short_letters PROPERTIES LABELS "tools;unit")
+set_tests_properties(tools.cli.exit_codes tools.cli.short_letters tools.cli.empty_paths
+  PROPERTIES LABELS "tools;unit")
 set_tests_properties(tools.cli.same_sizes PROPERTIES LABELS "tools;mpi" RUN_SERIAL TRUE)

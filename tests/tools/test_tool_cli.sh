@@ -9,6 +9,8 @@
 #   short_letters   a short letter means one thing in every tool: nccl-tests' letters name
 #                   nccl-tests' option, and no two tools give a letter different long names
 #   same_sizes      -b/-e/-f sweep the same sizes in strata-tune, strata-perf and strata-kernels
+#   empty_paths     every option that names a file refuses an empty path (exit 2, naming the
+#                   option): an unset shell variable must not read as the option not given
 #
 # The environment names the tools (ctest sets it): STRATA_{INFO,TOPO,PLAN,TUNE,PERF,KERNELS,
 # TRAIN}_BIN, MPIEXEC, PYTHON.
@@ -105,6 +107,32 @@ PYEOF
         "strata-tune n iters" "strata-tune w warmup_iters" "strata-kernels b minbytes" \
         "strata-train w warmup_iters"; do
       grep -qxF "$pair" "$work/letters" || fail "'$pair' not in the helps"
+    done
+    ;;
+
+  empty_paths)
+    # tool|arguments, the empty path last.
+    cases=(
+      "${STRATA_TOPO_BIN:?}|--input"
+      "${STRATA_TOPO_BIN:?}|--save"
+      "${STRATA_PLAN_BIN:?}|show --topo"
+      "${STRATA_PLAN_BIN:?}|show --input"
+      "${STRATA_PLAN_BIN:?}|show --cluster 2x2 --plan-file"
+      "${STRATA_PLAN_BIN:?}|validate --cluster 2x2 --plan-file"
+      "${STRATA_TUNE_BIN:?}|--output"
+      "${STRATA_KERNELS_BIN:?}|--json"
+      "${STRATA_TRAIN_BIN:?}|--json"
+      "${STRATA_PERF_BIN:?}|--json"
+      "${STRATA_PERF_BIN:?}|--csv"
+      "${STRATA_PERF_BIN:?}|--png"
+    )
+    for c in "${cases[@]}"; do
+      tool=${c%%|*}
+      read -r -a args <<<"${c#*|}"
+      run "${args[@]}" ""
+      what="$(basename "$tool") ${c#*|} ''"
+      [ "$rc" -eq 2 ] || fail "$what: exit code $rc, expected 2"
+      has_err "${args[-1]}: an empty path (an unset shell variable?)"
     done
     ;;
 

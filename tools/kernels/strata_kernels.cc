@@ -32,8 +32,8 @@
 #include "common/reduce.h"
 #include "kernels_device.h"
 #include "size_arg.h"
-#include "tool_main.h"
 #include "tool_cli.h"
+#include "tool_main.h"
 
 namespace strata::tools {
 
@@ -95,7 +95,7 @@ size_t parseBytes(const std::string& flag, const std::string& text) {
   size_t value = 0;
   if (!parseSizeArg(text, &value) || value == 0 || value > kMaxBytes) {
     throw UsageError(flag + " '" + text +
-                                "': expected 1 byte to 1G, with an optional K, M or G suffix");
+                     "': expected 1 byte to 1G, with an optional K, M or G suffix");
   }
   return value;
 }
@@ -394,8 +394,7 @@ int run(Options o) {
     for (const std::string& t : o.types) types.push_back(lookup(kTypeNames, "-d/--datatype", t));
   }
   if (o.inPlace && std::find(o.ks.begin(), o.ks.end(), 1) != o.ks.end()) {
-    throw UsageError(
-        "-k 1 with --in-place: one source reduced into itself does nothing");
+    throw UsageError("-k 1 with --in-place: one source reduced into itself does nothing");
   }
   std::vector<strataRedOp_t> ops;
   for (const std::string& op : o.ops) ops.push_back(lookup(kOpNames, "-o/--op", op));
@@ -415,9 +414,9 @@ int run(Options o) {
   const double have =
       static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   if (have > 0 && need > 0.8 * have) {
-    throw UsageError(std::to_string(Bench::buffers(o)) + " buffers of " +
-                                human(sizes.back()) + " need more than 80% of this machine's " +
-                                "memory; lower -e or the largest -k");
+    throw UsageError(std::to_string(Bench::buffers(o)) + " buffers of " + human(sizes.back()) +
+                     " need more than 80% of this machine's " +
+                     "memory; lower -e or the largest -k");
   }
   const Machine m = machine();
   printHeader(o, m);
@@ -507,7 +506,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--isa", o.isa, "kernel variant: best, portable or avx2")->capture_default_str();
-  app.add_option("--json", o.json, "also write every number to this file")->type_name("FILE");
+  app.add_option("--json", o.json, "also write every number to this file")
+      ->type_name("FILE")
+      ->check(strata::tools::nonEmptyPath());
 #ifdef STRATA_HAVE_CUDA
   auto* device = app.add_flag("--device", o.device,
                               "time gpu::reduceMany (2 sources) on GPU 0 against a device copy");

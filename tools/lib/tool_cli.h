@@ -48,6 +48,17 @@ inline int usageError(const char* tool, const std::string& message) {
   return toolError(tool, message, kExitUsage);
 }
 
+// Every option that names a file checks with this: an empty path ("--input ''", often an unset
+// shell variable) is a usage error, never taken as the option not given.
+inline const CLI::Validator& nonEmptyPath() {
+  static const CLI::Validator v(
+      [](std::string& s) {
+        return s.empty() ? std::string("an empty path (an unset shell variable?)") : std::string();
+      },
+      "", "non-empty path");
+  return v;
+}
+
 // Thrown from deep inside a tool for a usage error found after parsing; guardedMain
 // (tool_main.h) prints it and exits kExitUsage.
 class UsageError : public std::invalid_argument {

@@ -80,8 +80,7 @@ void addPerfOptions(CLI::App& app, PerfOptions* o) {
   app.add_option("-n,--iters", o->iters, "timed iterations per size and placement")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  app.add_option("-w,--warmup_iters", o->warmup,
-                 "untimed calls first, at every size")
+  app.add_option("-w,--warmup_iters", o->warmup, "untimed calls first, at every size")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("-c,--check", o->check, "check iterations: exact expected results (0: no check)")
@@ -125,12 +124,16 @@ void addPerfOptions(CLI::App& app, PerfOptions* o) {
   app.add_option("--json,-J,--output_file", o->json,
                  "write the rows as strata-perf's JSON (rank 0); -J/--output_file is nccl-tests' "
                  "name, the schema stays strata-perf's")
-      ->type_name("FILE");
-  app.add_option("--csv", o->csv, "write the rows as CSV (rank 0)")->type_name("FILE");
+      ->type_name("FILE")
+      ->check(strata::tools::nonEmptyPath());
+  app.add_option("--csv", o->csv, "write the rows as CSV (rank 0)")
+      ->type_name("FILE")
+      ->check(strata::tools::nonEmptyPath());
   app.add_option("--png", o->png,
                  "plot busbw against size, out of place and in place, with tools/plot (needs "
                  "gnuplot); with --repeat, error bars span the repeats")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(strata::tools::nonEmptyPath());
   app.add_option("--png-title,--title", o->title, "title of the --png plot")->type_name("TEXT");
   app.add_flag("--png-log-busbw", o->pngLogBusbw,
                "--png: a logarithmic busbw axis, so small sizes are not flattened");
@@ -252,7 +255,6 @@ Examples:
   tools/plot -o both.png --title "16 ranks" ar.json han.json
 
 )";  // setFooter adds the exit statuses
-
 
 }  // namespace
 

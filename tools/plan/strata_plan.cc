@@ -158,10 +158,12 @@ void addSourceOptions(CLI::App* app, Options* o, bool live) {
   SourceOptions& s = o->source;
   app->add_option("--topo", s.topo,
                   "a topology file (STRATA_TOPO_FILE format, configs/topologies/*.yaml); its "
-                  "level sizes multiply to the rank count");
+                  "level sizes multiply to the rank count")
+      ->check(strata::tools::nonEmptyPath());
   app->add_option("--input", s.input,
                   "a saved node description: hwloc XML (lstopo foo.xml), NCCL topology XML or "
-                  "nvidia-smi topo -m output; the cluster is --nodes such nodes");
+                  "nvidia-smi topo -m output; the cluster is --nodes such nodes")
+      ->check(strata::tools::nonEmptyPath());
   app->add_option("--nodes", s.nodes, "with --input: the number of identical nodes")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
@@ -327,7 +329,8 @@ int main(int argc, char** argv) {
   tools::addSizeOptions(show, &o);
   show->add_option("--plan-file", o.planFile,
                    "take each size's plan from this plan file (STRATA_PLAN_FILE format) "
-                   "instead of the planner");
+                   "instead of the planner")
+      ->check(strata::tools::nonEmptyPath());
   show->add_option("--collective", o.collective,
                    "the collective to plan: allreduce (a plan of stages), or broadcast or reduce "
                    "(the form: flat, tree or sharded)")
@@ -346,7 +349,9 @@ int main(int argc, char** argv) {
 
   CLI::App* validate = app.add_subcommand("validate", "check a plan file against a hierarchy");
   tools::setFooter(*validate, tools::kValidateFooter);
-  validate->add_option("--plan-file", o.planFile, "the plan file to check")->required();
+  validate->add_option("--plan-file", o.planFile, "the plan file to check")
+      ->required()
+      ->check(strata::tools::nonEmptyPath());
   tools::addSourceOptions(validate, &o, /*live=*/true);
   tools::addFormatOption(validate, &o);
 

@@ -280,7 +280,8 @@ int main(int argc, char** argv) {
   app.add_option("--input", o.input,
                  "read a saved description instead of this machine: an hwloc XML export "
                  "(lstopo foo.xml), an NCCL topology XML (NCCL_TOPO_DUMP_FILE) or the text "
-                 "output of nvidia-smi topo -m");
+                 "output of nvidia-smi topo -m")
+      ->check(strata::tools::nonEmptyPath());
   app.add_option("--format", o.format, "output format: text, yaml or json")
       ->check(CLI::IsMember({"text", "yaml", "json"}))
       ->capture_default_str();
@@ -293,7 +294,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--save", o.save,
                  "write the levels to this YAML topology file (for STRATA_TOPO_FILE); ranks "
-                 "map to it in order, see below");
+                 "map to it in order, see below")
+      ->check(strata::tools::nonEmptyPath());
   // The short spellings before the tools shared one flag language.
   if (auto rc = strata::tools::refuseRenamedFlags(
           "strata-topo", argc, argv,

@@ -36,16 +36,15 @@
 
 #include "common/wire.h"
 #include "strata/strata_mpi.h"
-#include "tool_main.h"
 #include "tool_cli.h"
+#include "tool_main.h"
 
 namespace strata::tools {
 namespace {
 
 struct Options {
   std::string workload;
-  std::vector<std::string> columns = {"mpi", "strata", "group", "nonblocking", "whole-fp16",
-                                      "csc"};
+  std::vector<std::string> columns = {"mpi", "strata", "group", "nonblocking", "whole-fp16", "csc"};
   int iters = 10, warmup = 2;
   std::string linkIface;
   std::string json;
@@ -241,12 +240,13 @@ void report(const Options& o, const Bench& b, const std::vector<Result>& results
   const std::string compress = envOr("STRATA_COMPRESS", "none");
   std::printf("# strata-train: %s: %zu tensors, %zu float32 elements (%.1f MiB) per rank\n",
               o.workload.c_str(), b.tensors(), b.total(), b.total() * 4.0 / (1 << 20));
-  std::printf("# %d ranks on %d hosts; STRATA_COMPRESS=%s STRATA_FUSION_BYTES=%s "
-              "STRATA_FUSION_WAIT_US=%s; csc: chunks of %zu, density %g; %d iterations "
-              "(median), %d warm-up\n",
-              nranks, nhosts, compress.c_str(), envOr("STRATA_FUSION_BYTES", "default").c_str(),
-              envOr("STRATA_FUSION_WAIT_US", "default").c_str(), o.cscChunk, o.cscDensity,
-              o.iters, o.warmup);
+  std::printf(
+      "# %d ranks on %d hosts; STRATA_COMPRESS=%s STRATA_FUSION_BYTES=%s "
+      "STRATA_FUSION_WAIT_US=%s; csc: chunks of %zu, density %g; %d iterations "
+      "(median), %d warm-up\n",
+      nranks, nhosts, compress.c_str(), envOr("STRATA_FUSION_BYTES", "default").c_str(),
+      envOr("STRATA_FUSION_WAIT_US", "default").c_str(), o.cscChunk, o.cscDensity, o.iters,
+      o.warmup);
   std::printf("# %-12s %12s %10s %16s %8s\n", "column", "ms/iter", "speedup", "inter-host MB",
               "#wrong");
   const double first = results.empty() ? 0 : results[0].medianMs;
@@ -259,10 +259,10 @@ void report(const Options& o, const Bench& b, const std::vector<Result>& results
   }
   if (o.json.empty()) return;
   std::ofstream out(o.json);
-  out << "{\"tool\": \"strata-train\", \"workload\": \"" << o.workload << "\", \"tensors\": "
-      << b.tensors() << ", \"elements\": " << b.total() << ", \"nranks\": " << nranks
-      << ", \"nhosts\": " << nhosts << ", \"compress\": \"" << compress
-      << "\", \"iters\": " << o.iters << ", \"csc_chunk\": " << o.cscChunk
+  out << "{\"tool\": \"strata-train\", \"workload\": \"" << o.workload
+      << "\", \"tensors\": " << b.tensors() << ", \"elements\": " << b.total()
+      << ", \"nranks\": " << nranks << ", \"nhosts\": " << nhosts << ", \"compress\": \""
+      << compress << "\", \"iters\": " << o.iters << ", \"csc_chunk\": " << o.cscChunk
       << ", \"csc_density\": " << o.cscDensity << ", \"columns\": [";
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
@@ -287,9 +287,11 @@ int run(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"mpi", "strata", "group", "nonblocking", "whole-fp16", "csc"}));
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber);
-  app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);
+  app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--link-iface", o.linkIface, "network interface whose tx bytes to count");
-  app.add_option("--json", o.json, "rank 0 writes the results here");
+  app.add_option("--json", o.json, "rank 0 writes the results here")
+      ->check(strata::tools::nonEmptyPath());
   app.add_option("--csc-chunk", o.cscChunk, "csc: elements per chunk")->capture_default_str();
   app.add_option("--csc-density", o.cscDensity, "csc: fraction of chunks sent")
       ->capture_default_str();

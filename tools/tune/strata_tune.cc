@@ -295,7 +295,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--output", o.output, "plan file to write (YAML)")
       ->type_name("FILE")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(strata::tools::nonEmptyPath());
   const bool printer = strata::tools::firstProcess();
   if (auto rc = strata::tools::parseCommandLine(app, argc, argv, printer)) return *rc;
   strata::StatusOr<std::vector<size_t>> sizes = strata::tools::sweepSizes(o);

@@ -464,4 +464,30 @@ TEST_CASE("planner: a flat candidate only on a fabric that is not message passin
   CHECK(hasFlat(params));
 }
 
+// A 400-byte topology file of 20 levels of size 2 once made strata-plan enumerate every order of
+// every split (10^18 plans) until it ran out of memory; the library's choosePlan did the same.
+TEST_CASE("candidatePlans stays bounded however many levels a topology file has",
+          "[cost_model]") {
+  auto levels = [](int k) {
+    std::vector<Level> ls;
+    for (int l = 0; l < k; ++l) ls.emplace_back("l" + std::to_string(l), "x");
+    return ls;
+  };
+  CostParams params = noReduce();
+  params.fabrics = {messages("x", 1, 1)};
+  // Up to kMaxSplitLevels levels every split is there (2^(k-1) - 1 of them, after passthrough
+  // and flat-ring), with the orders of those of up to kMaxReorderedStages stages.
+  const Hierarchy four = regular(levels(4), {2, 2, 2, 2});
+  CHECK(candidatePlans(four, params).size() == 2 + 3 * 2 + 3 * 6 + 1 * 24);
+  const Hierarchy twenty = regular(levels(20), std::vector<int>(20, 2));
+  const std::vector<Plan> plans = candidatePlans(twenty, params);
+  // Each single boundary (19) and its 2 orders, plus one stage per level: 2 + 19 * 2 + 1.
+  CHECK(plans.size() == 2 + 19 * 2 + 1);
+  bool blueconnect = false;
+  for (const Plan& p : plans) blueconnect = blueconnect || p.name == "blueconnect";
+  CHECK(blueconnect);
+  const Choice c = choosePlan(twenty, 1 << 20, params);
+  CHECK(!c.plan.stages.empty());
+}
+
 }  // namespace strata::plan

@@ -1,0 +1,364 @@
+#!/bin/bash
+# strata-trace as a user runs it: one case per ctest entry (tests/tools/trace.cmake).
+#
+#   test_strata_trace.sh CASE
+#
+# The environment names what to run (ctest sets it):
+#   STRATA_SOURCE_DIR    the source tree (tools/strata-trace, tests/tools/data/trace)
+#   PYTHON               python3 (runs the script, checks the JSON output)
+#   STRATA_TRACE_SCRIPT  optional: another copy of the script to test
+# The fixtures (tests/tools/data/trace): timeline/, two hand-written ranks whose numbers are
+# worked out below; stall/ and count_mismatch/, the flight-recorder dumps of real runs of
+# strata_mpi_faults (4 ranks on 2 hosts interleaved, STRATA_TIMEOUT=2; count_mismatch/ from
+# before the dumps listed the levels' names); never_issued/ and agree/, hand-written dumps.
+# Every case checks what the tool printed, not only its exit code.
+set -u
+
+case_name=${1:?usage: $0 CASE}
+src=${STRATA_SOURCE_DIR:?}
+python=${PYTHON:-python3}
+script=${STRATA_TRACE_SCRIPT:-$src/tools/strata-trace}
+data=$src/tests/tools/data/trace
+strata_trace() { "$python" "$script" "$@"; }
+tool=strata_trace
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+make_work strata_trace_test
+
+# same_line TEXT: stdout has exactly this line.
+same_line() { grep -qxF -- "$1" "$out" || fail "no line '$1' in stdout"; }
+
+# edit_dump FILE PYTHON: rewrites each dump line of FILE with the code, d = the dump.
+edit_dump() {
+  "$python" - "$1" "$2" <<'PYEOF' || fail "edit_dump $1 failed"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for d in lines:
+    exec(sys.argv[2])
+open(sys.argv[1], "w").write("".join(json.dumps(d) + "\n" for d in lines))
+PYEOF
+}
+
+case "$case_name" in
+  help)
+    run --help
+    expect_rc 0
+    for word in merge summary hang "tools/strata-trace hang tests/tools/data/trace/stall" \
+        "Exit status: 0 success, 1 failure"; do
+      has "$word"
+    done
+    for sub in merge summary hang; do
+      run $sub --help
+      expect_rc 0
+      has "DIR"
+    done
+    run merge --help
+    has "--output"
+    run hang --help
+    has "--json"
+    run
+    expect_usage
+    has_err "the following arguments are required"
+    run hang
+    expect_usage
+    has_err "DIR"
+    ;;
+
+  bad_input)
+    for sub in merge summary hang; do
+      run $sub "$work/none"
+      expect_failure
+      has_err "strata-trace: error: $work/none: no such directory"
+    done
+    mkdir "$work/empty"
+    run merge "$work/empty"
+    expect_failure
+    has_err "strata-trace: error: $work/empty: no timeline files (*.json written by STRATA_TRACE)"
+    run summary "$work/empty"
+    expect_failure
+    has_err "no timeline files"
+    run hang "$work/empty"
+    expect_failure
+    has_err "strata-trace: error: $work/empty: no flight-recorder dumps (*.jsonl written by STRATA_FLIGHT_RECORDER_FILE)"
+    # A JSON array that is not a strata timeline, and a file that is not JSON at all.
+    mkdir "$work/other"
+    echo '[{"ph":"X","name":"x","ts":1,"dur":2,"pid":0,"tid":0}]' >"$work/other/x.json"
+    run merge "$work/other"
+    expect_failure
+    has_err "strata-trace: error: $work/other/x.json: not a strata timeline (no \"strata\" metadata event)"
+    echo 'hello' >"$work/other/x.json"
+    run merge "$work/other"
+    expect_failure
+    has_err "$work/other/x.json: not a strata timeline (not JSON: Expecting value at line 1)"
+    # The same rank of one communicator twice: two runs mixed in one directory.
+    mkdir "$work/dup"
+    cp "$data/timeline/trace.0.json" "$work/dup/a.json"
+    cp "$data/timeline/trace.0.json" "$work/dup/b.json"
+    run merge "$work/dup"
+    expect_failure
+    has_err "$work/dup/b.json: rank 0 of comm 0x00000000000a11ce is in $work/dup/a.json too"
+    # A dump file with a line cut short, and one without a dump's fields.
+    mkdir "$work/dumps"
+    cp "$data"/stall/*.jsonl "$work/dumps/"
+    echo '{"calls": [' >>"$work/dumps/flight.2.jsonl"
+    run hang "$work/dumps"
+    expect_failure
+    has_err "strata-trace: error: $work/dumps/flight.2.jsonl:2: not a flight-recorder dump: Expecting value at column 12"
+    echo '{"rank": 1, "calls": []}' >"$work/dumps/flight.2.jsonl"
+    run hang "$work/dumps"
+    expect_failure
+    has_err "$work/dumps/flight.2.jsonl:1: not a flight-recorder dump: no \"size\""
+    ;;
+
+  merge)
+    # trace.0.json: rank 0, clock offset 0. trace.1.json: rank 1, offset 1000.5 us, so its
+    # aligned times are ts - 1000.5; its queue wait (ts 1070.5) is the earliest event at
+    # aligned 70, which the merge moves to 0. Rank 1's allreduce (ts 1110.5) lands at 40,
+    # rank 0's (ts 100) at 30; the last end is rank 1's broadcast, 1605.5 + 245 - 1000.5 - 70
+    # = 780 us.
+    cp -r "$data/timeline" "$work/t"
+    run merge "$work/t"
+    expect_rc 0
+    same_line "merged 2 timeline files into $work/t/merged.json: 22 events, span 0.780 ms"
+    same_line "  comm 0x00000000000a11ce: ranks 0-1 of 2, max clock error 4 us"
+    cp "$work/t/merged.json" "$out"
+    check_json '
+ev = d["traceEvents"]
+assert d["displayTimeUnit"] == "ms", d["displayTimeUnit"]
+inputs = [json.load(open(sys.argv[1].rsplit("/", 1)[0] + f"/t/trace.{r}.json")) for r in (0, 1)]
+assert len(ev) == sum(len(i) for i in inputs) == 22, len(ev)
+def at(pid, name):
+    (e,) = [e for e in ev if e["pid"] == pid and e["name"] == name]
+    return e
+assert at(1, "queue")["ts"] == 0.0
+assert at(0, "allreduce #1")["ts"] == 30.0 and at(1, "allreduce #1")["ts"] == 40.0
+assert at(0, "pipelined allreduce wait")["ts"] == 230.0
+assert at(1, "pipelined allreduce wait")["ts"] == 220.0
+assert at(1, "broadcast #2")["ts"] == 535.0 and at(1, "broadcast #2")["dur"] == 245.0
+assert at(0, "a category strata-trace does not know")["extra"] == "tolerated"
+names = sorted(e["args"]["name"] for e in ev if e["name"] == "process_name")
+assert names == ["rank 0 (host a)", "rank 1 (host b)"], names
+assert len([e for e in ev if e["name"] == "strata"]) == 2
+o = d["otherData"]
+assert o["shiftUs"] == 70.0 and o["comms"][0]["maxClockErrorUs"] == 4.0, o
+assert o["comms"][0]["ranks"] == [0, 1], o
+'
+    # Its own output is not read back; -o writes elsewhere.
+    run merge "$work/t"
+    expect_rc 0
+    has "22 events"
+    run merge "$work/t" -o "$work/elsewhere.json"
+    expect_rc 0
+    has "into $work/elsewhere.json: 22 events"
+    "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/elsewhere.json" ||
+      fail "-o wrote no JSON"
+    # A rank missing: a warning naming it, and what there is is merged.
+    rm "$work/t/trace.1.json"
+    run merge "$work/t"
+    expect_rc 0
+    has_err "strata-trace: warning: comm 0x00000000000a11ce: no timeline of rank 1 (of 2)"
+    has "merged 1 timeline file into"
+    ;;
+
+  merge_truncated)
+    # A process that died leaves no closing bracket, or an event cut in the middle.
+    mkdir "$work/open" "$work/cut"
+    cp "$data/timeline/trace.0.json" "$work/open/"
+    cp "$data/timeline/trace.0.json" "$work/cut/"
+    head -n -1 "$data/timeline/trace.1.json" >"$work/open/trace.1.json"
+    ! grep -q '^]' "$work/open/trace.1.json" || fail "the fixture still has its ']'"
+    run merge "$work/open"
+    expect_rc 0
+    has_err "$work/open/trace.1.json: no closing ']': the process ended before closing its timeline"
+    has "merged 2 timeline files into $work/open/merged.json: 22 events, span 0.780 ms"
+    head -c -60 "$data/timeline/trace.1.json" >"$work/cut/trace.1.json"
+    run merge "$work/cut"
+    expect_rc 0
+    has_err "$work/cut/trace.1.json: no closing ']', its last event cut short (dropped)"
+    has ": 21 events,"
+    ;;
+
+  merge_two_comms)
+    # Two communicators: a pid per (comm, rank), and process names that say which comm.
+    mkdir "$work/t"
+    for r in 0 1; do
+      cp "$data/timeline/trace.$r.json" "$work/t/"
+      sed 's/0x00000000000a11ce/0x00000000000b0b00/' "$data/timeline/trace.$r.json" \
+        >"$work/t/split.$r.json"
+    done
+    run merge "$work/t" -o "$work/merged.json"
+    expect_rc 0
+    has "merged 4 timeline files into $work/merged.json: 44 events"
+    same_line "  comm 0x00000000000b0b00: ranks 0-1 of 2, max clock error 4 us, pids from 2"
+    cp "$work/merged.json" "$out"
+    check_json '
+ev = d["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+assert names == {0: "comm 0x00000000000a11ce rank 0 (host a)",
+                 1: "comm 0x00000000000a11ce rank 1 (host b)",
+                 2: "comm 0x00000000000b0b00 rank 0 (host a)",
+                 3: "comm 0x00000000000b0b00 rank 1 (host b)"}, names
+assert sorted({e["pid"] for e in ev}) == [0, 1, 2, 3]
+'
+    ;;
+
+  summary)
+    # Level 0 (network, 10 GB/s link): each rank's one step took 250 us and sent 1000000 bytes
+    # on the link: 1e6 B / 250 us = 4 GB/s, 40% of 10. The flat group's broadcast: 160 and 240
+    # us (mean 200), rank 0 sent 2000000 bytes and rank 1 none (mean 1e6): 5 GB/s, link unknown.
+    # Allreduce: rank 0 waited 100 us + 20 queued of 380 + 20 (30%), rank 1 160 + 40 of
+    # 360 + 40 (50%; its queue wait lies before the call and is not counted twice): 40%, mean
+    # 370 us. Broadcast: rank 1's 60 us wait starts 10 us before the call: 50 + 5 queued of
+    # 245 + 5 (22%), rank 0 none: 11%, mean (200 + 245) / 2 = 222.5 us.
+    run summary "$data/timeline"
+    expect_rc 0
+    same_line "comm 0x00000000000a11ce: ranks 0-1 of 2 (per rank: sums over its steps, averaged over the ranks)"
+    same_line "level    fabric  group  steps  time (us)    bytes  wire bytes  busbw (GB/s)  link (GB/s)  of link"
+    same_line "network  mpi         2      1      250.0  1000000     1000000          4.00           10    40.0%"
+    same_line "flat     mpi         2      1      200.0  2000000     1000000          5.00            -        -"
+    same_line "collective  calls  mean (us)  queued (us)  waiting"
+    same_line "allreduce       1      370.0         30.0    40.0%"
+    same_line "broadcast       1      222.5          2.5    11.0%"
+    run summary "$data/timeline" --json
+    expect_rc 0
+    check_json '
+(c,) = d["comms"]
+net, flat = c["levels"]
+assert (net["level"], net["name"], net["fabric"], net["groupSize"]) == (0, "network", "mpi", 2)
+assert (net["timeUs"], net["bytes"], net["wireBytes"]) == (250.0, 1e6, 1e6), net
+assert abs(net["GBps"] - 4.0) < 1e-12 and abs(net["linkPercent"] - 40.0) < 1e-9, net
+assert net["linkGBps"] == 10.0 and net["link"] == "ethernet 10 GB/s", net
+assert flat["level"] == -1 and abs(flat["GBps"] - 5.0) < 1e-12, flat
+assert flat["linkGBps"] is None and flat["linkPercent"] is None, flat
+ar, bc = c["collectives"]
+assert ar["collective"] == "allreduce" and ar["calls"] == 1 and ar["meanUs"] == 370.0, ar
+assert abs(ar["waitPercent"] - 40.0) < 1e-9, ar
+assert bc["meanUs"] == 222.5 and abs(bc["waitPercent"] - 11.0) < 1e-9, bc
+'
+    ;;
+
+  hang_stall)
+    # Rank 3 slept 5 s before allreduce #4 (strata_mpi_faults --scenario stall): the others
+    # timed out in it after 2 s, and it issued it after that.
+    run hang "$data/stall"
+    expect_rc 0
+    same_line "comm 0xafc0660099afaaf5: ranks 0,2 failed in allreduce #4 (1048576 float32 sum) at step 2 of 3 (allreduce at level 1 network), rank 1 at step 1 of 3 (reducescatter at level 0 node); rank 3 stalled: issued allreduce #4 5.0 s after ranks 0-2, once they had timed out in it"
+    has "  rank 0 (host h0): allreduce #4 (1048576 float32 sum) failed at step 2 of 3 (allreduce at level 1 network): ring step 0 of 2: timed out after 2 s (STRATA_TIMEOUT)"
+    has "  rank 3 (host h1): allreduce #4 (1048576 float32 sum) failed at step 1 of 3 (reducescatter at level 0 node): timed out after 2 s"
+    run hang "$data/stall" --json
+    expect_rc 0
+    check_json '
+(c,) = d["comms"]
+assert c["comm"] == "0xafc0660099afaaf5" and c["size"] == 4, c["comm"]
+v = c["divergence"]
+assert v["seq"] == 4 and v["kind"] == "stalled", v
+late = [g for g in v["groups"] if g["state"] == "late"]
+assert len(late) == 1 and late[0]["ranks"] == [3] and late[0]["lateUs"] > 4e6, late
+assert [r["rank"] for r in c["ranks"]] == [0, 1, 2, 3]
+assert all(r["state"] == "failed" and r["seq"] == 4 for r in c["ranks"]), c["ranks"]
+'
+    ;;
+
+  hang_dead_peer)
+    # The same job with rank 3's dump gone, as when its process was killed.
+    mkdir "$work/d"
+    cp "$data"/stall/flight.[012].jsonl "$work/d/"
+    run hang "$work/d"
+    expect_rc 0
+    same_line "comm 0xafc0660099afaaf5: ranks 0,2 failed in allreduce #4 (1048576 float32 sum) at step 2 of 3 (allreduce at level 1 network), rank 1 at step 1 of 3 (reducescatter at level 0 node); rank 3: no dump (the process died, or never reached a dump)"
+    same_line "  rank 3: no dump (the process died, or never reached a dump)"
+    lacks "stalled"
+    run hang "$work/d" --json
+    check_json '
+v = d["comms"][0]["divergence"]
+assert v["seq"] == 4 and v["kind"] == "missing", v
+assert {"ranks": [3], "state": "no dump"} in v["groups"], v
+assert d["comms"][0]["ranks"][3] == {"rank": 3, "dump": False,
+    "text": "no dump (the process died, or never reached a dump)"}
+'
+    ;;
+
+  hang_count_mismatch)
+    # strata_mpi_faults --scenario count-mismatch: rank 1 passed half the count.
+    run hang "$data/count_mismatch"
+    expect_rc 0
+    same_line "comm 0xd3dec57d9ef5d23c: rank 1 is in allreduce #1 with 524288 float32, ranks 0,2-3 with 1048576 float32"
+    has "  rank 1 (host h1): allreduce #1 (524288 float32 sum) failed at step 1 of 3 (reducescatter at level 0): the ranks disagree on a collective"
+    run hang "$data/count_mismatch" --json
+    check_json '
+v = d["comms"][0]["divergence"]
+assert v["seq"] == 1 and v["kind"] == "differs", v
+assert [(g["ranks"], g["count"]) for g in v["groups"]] == [([1], 524288), ([0, 2, 3], 1048576)]
+'
+    # Only what differs is named: an op, then a collective.
+    mkdir "$work/m"
+    cp "$data"/count_mismatch/*.jsonl "$work/m/"
+    edit_dump "$work/m/flight.1.jsonl" 'd["calls"][0]["count"] = 1048576'
+    edit_dump "$work/m/flight.2.jsonl" 'd["calls"][0]["op"] = "max"'
+    run hang "$work/m"
+    expect_rc 0
+    has ": rank 2 is in allreduce #1 with op max, ranks 0-1,3 with op sum"
+    edit_dump "$work/m/flight.2.jsonl" 'd["calls"][0].update(collective="broadcast", op=None)'
+    run hang "$work/m"
+    expect_rc 0
+    has ": rank 2 is in broadcast #1 (1048576 float32, root 0), ranks 0-1,3 in allreduce #1 (1048576 float32 sum, root 0)"
+    ;;
+
+  hang_never_issued)
+    # Rank 2 never issued allreduce #4 (hand-written, with the levels' names). Rank 0's file
+    # holds an older dump (its #4 only issued) before the latest (running): the latest counts.
+    run hang "$data/never_issued"
+    expect_rc 0
+    same_line "comm 0x5e1f00000000cafe: ranks 0-1 wait in allreduce #4 (1048576 float32 sum) at step 2 of 3 (allreduce at level 1 network), rank 3 at step 1 of 3 (reducescatter at level 0 node); rank 2 never issued allreduce #4: its last call is allreduce #3, done"
+    same_line "  rank 2 (host b): idle: last call #3 done (allreduce)"
+    same_line "  rank 0 (host a): allreduce #4 (1048576 float32 sum) running at step 2 of 3 (allreduce at level 1 network)"
+    run hang "$data/never_issued" --json
+    check_json '
+v = d["comms"][0]["divergence"]
+assert v["seq"] == 4 and v["kind"] == "missing", v
+assert v["groups"][-1] == {"ranks": [2], "state": "never issued",
+    "last": {"seq": 3, "collective": "allreduce", "state": "done"}}, v["groups"]
+'
+    # Another file holding rank 2: the newest file wins.
+    mkdir "$work/n"
+    cp "$data"/never_issued/*.jsonl "$work/n/"
+    cp "$data/never_issued/flight.1.jsonl" "$work/n/copy.jsonl"
+    edit_dump "$work/n/copy.jsonl" 'd.update(rank=2, host="b")'
+    touch -d "2020-01-01" "$work/n/copy.jsonl"
+    run hang "$work/n"
+    has "rank 2 never issued allreduce #4"
+    touch -d "2030-01-01" "$work/n/copy.jsonl"
+    run hang "$work/n"
+    expect_rc 0
+    has "no divergence: every rank made the same calls up to #4; ranks 0-2 wait in allreduce #4 (1048576 float32 sum) at step 2 of 3"
+    lacks "never issued"
+    # Rank 2 finished #4 while the others wait in it: stalled.
+    cp "$data/never_issued/flight.1.jsonl" "$work/n/copy.jsonl"
+    edit_dump "$work/n/copy.jsonl" 'd.update(rank=2, host="b"); d["calls"][-1].update(state="done", endedUs=130000)'
+    run hang "$work/n"
+    expect_rc 0
+    has "; rank 2 finished allreduce #4 (1048576 float32 sum)"
+    run hang "$work/n" --json
+    check_json 'assert d["comms"][0]["divergence"]["kind"] == "stalled", d'
+    ;;
+
+  hang_agree)
+    # Two communicators whose ranks agree: one idle (rank 0's recorder no longer holds #1),
+    # one with both ranks in the same step of allreduce #2.
+    run hang "$data/agree"
+    expect_rc 0
+    same_line "comm 0x00000000000beef0: no divergence: every rank made the same calls up to #5; all are idle"
+    same_line "comm 0x00000000000f00d0: no divergence: every rank made the same calls up to #2; ranks 0-1 wait in allreduce #2 (1048576 float32 sum) at step 1 of 1 (allreduce at level 0 node)"
+    same_line "  rank 1 (host a): idle: last call #5 done (allreduce)"
+    run hang "$data/agree" --json
+    check_json '
+assert [c["divergence"] for c in d["comms"]] == [None, None], d
+assert [c["comm"] for c in d["comms"]] == ["0x00000000000beef0", "0x00000000000f00d0"]
+'
+    ;;
+
+  *)
+    echo "unknown case $case_name" >&2
+    exit 2
+    ;;
+esac
+echo "PASS ($case_name)"
