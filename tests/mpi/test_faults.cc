@@ -13,6 +13,13 @@
 //   --scenario count-mismatch  rank 1 passes half the count of the others (a silent wrong
 //                         answer before): every rank must return an error within T + slack,
 //                         none success; then strataCommDestroy after the error returns promptly.
+//   --scenario skip       every rank runs --stall-at + 2 allreduces of the same shape; rank
+//                         --stall-rank never issues the one at iteration --stall-at (a
+//                         skipped call). Without STRATA_CHECK nothing can tell: its calls pair
+//                         with the others' earlier ones and succeed; the others' last one
+//                         times out (strataRemoteError within T + slack). The skipper then
+//                         dumps on demand (strataCommDump, as a user's hang handler would), so
+//                         strata-trace hang can name it from the dumps (tests/tools).
 //   --scenario abort-queued  every rank queues nonblocking allreduces; rank --stall-rank
 //                         aborts at once (it must return promptly, and its requests must then
 //                         complete with an error at once); the others' requests complete (with
@@ -217,6 +224,39 @@ void stall(Harness& h, int stallRank, int stallAt, size_t count) {
   checkFlightDump(h, stallAt);
 }
 
+void skipOne(Harness& h, int skipRank, int skipAt, size_t count) {
+  const double T = timeoutSeconds();
+  if (!flightFile(h.rank()).empty()) std::remove(flightFile(h.rank()).c_str());  // an earlier run's
+  strataComm_t comm = init(h);
+  if (comm == nullptr) return;
+  std::vector<float> buf(count, 1.0f);
+  const bool skipper = h.rank() == skipRank;
+  const int calls = skipAt + 2;
+  for (int i = 0; i < calls; ++i) {
+    if (skipper && i == skipAt) continue;
+    h.step("allreduce " + std::to_string(i));
+    const auto t0 = Clock::now();
+    const strataResult_t rc =
+        strataAllReduce(buf.data(), buf.data(), count, strataFloat32, strataSum, comm, nullptr);
+    const double t = since(t0);
+    const std::string msg = rc == strataSuccess ? "" : strataGetLastError(comm);
+    if (skipper || i + 1 < calls) {
+      // Paired with a peer's call of the same shape: nothing fails (the silent wrong answer
+      // docs/errors.md lists).
+      h.expectSuccess(rc, "allreduce " + std::to_string(i), comm);
+      continue;
+    }
+    h.expect(rc == strataRemoteError, "the last allreduce returned " + codeName(rc) +
+                                          ", expected strataRemoteError: " + msg);
+    h.expect(t <= T + kSlack, "the last allreduce took " + std::to_string(t) + " s");
+  }
+  if (skipper) {
+    h.step("strataCommDump");
+    h.expectSuccess(strataCommDump(comm), "strataCommDump", comm);
+  }
+  abortPromptly(h, comm, "strataCommAbort");
+}
+
 void countMismatch(Harness& h, size_t count) {
   const double T = timeoutSeconds();
   strataComm_t comm = init(h);
@@ -348,10 +388,13 @@ int main(int argc, char** argv) {
   size_t count = size_t{1} << 20;
   int loops = 200;
   h.app()
-      .add_option("--scenario", scenario, "stall, count-mismatch, abort-queued or init-loop")
+      .add_option("--scenario", scenario, "stall, skip, count-mismatch, abort-queued or init-loop")
       ->capture_default_str();
-  h.app().add_option("--stall-rank", stallRank, "the rank that stalls or aborts (-1: the last)");
-  h.app().add_option("--stall-at", stallAt, "the iteration it stalls at")->capture_default_str();
+  h.app().add_option("--stall-rank", stallRank,
+                     "the rank that stalls, skips or aborts (-1: the last)");
+  h.app()
+      .add_option("--stall-at", stallAt, "the iteration it stalls at or skips")
+      ->capture_default_str();
   h.app().add_option("--count", count, "elements of each allreduce")->capture_default_str();
   h.app().add_option("--loops", loops, "init-loop: rounds")->capture_default_str();
   if (!h.start(argc, argv)) return h.exitCode();
@@ -360,6 +403,8 @@ int main(int argc, char** argv) {
     h.expect(false, "set STRATA_TIMEOUT to a few seconds for this test");
   } else if (scenario == "stall") {
     stall(h, stallRank, stallAt, count);
+  } else if (scenario == "skip") {
+    skipOne(h, stallRank, stallAt, count);
   } else if (scenario == "count-mismatch") {
     countMismatch(h, count);
   } else if (scenario == "init-loop") {

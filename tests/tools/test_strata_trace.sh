@@ -4,9 +4,11 @@
 #   test_strata_trace.sh CASE
 #
 # The environment names what to run (ctest sets it):
-#   STRATA_SOURCE_DIR    the source tree (tools/strata-trace, tests/tools/data/trace)
-#   PYTHON               python3 (runs the script, checks the JSON output)
-#   STRATA_TRACE_SCRIPT  optional: another copy of the script to test
+#   TRACE_SOURCE_DIR  the source tree (tools/strata-trace, tests/tools/data/trace)
+#   PYTHON            python3 (runs the script, checks the JSON output)
+#   TRACE_SCRIPT      optional: another copy of the script to test
+#   live_* cases: LIVE_DUMPS (tests/mpi's build folder, where the fault entries dump),
+#   MPIEXEC, PERF_BIN and HOSTNAME_BY_RANK (live_timeline runs strata-perf with STRATA_TRACE)
 # The fixtures (tests/tools/data/trace): timeline/, two hand-written ranks whose numbers are
 # worked out below; stall/ and count_mismatch/, the flight-recorder dumps of real runs of
 # strata_mpi_faults (4 ranks on 2 hosts interleaved, STRATA_TIMEOUT=2; count_mismatch/ from
@@ -15,9 +17,9 @@
 set -u
 
 case_name=${1:?usage: $0 CASE}
-src=${STRATA_SOURCE_DIR:?}
+src=${TRACE_SOURCE_DIR:?}
 python=${PYTHON:-python3}
-script=${STRATA_TRACE_SCRIPT:-$src/tools/strata-trace}
+script=${TRACE_SCRIPT:-$src/tools/strata-trace}
 data=$src/tests/tools/data/trace
 strata_trace() { "$python" "$script" "$@"; }
 tool=strata_trace
@@ -355,6 +357,85 @@ assert [c["divergence"] for c in d["comms"]] == [None, None], d
 assert [c["comm"] for c in d["comms"]] == ["0x00000000000beef0", "0x00000000000f00d0"]
 '
     ;;
+  live_timeline)
+    # STRATA_TRACE on a real job: strata-perf, 4 ranks as 2 emulated hosts (levels node/shm and
+    # network/mpi), 1 MiB allreduces: 2 warm-up calls, 4 timed and 1 checked, out of place and
+    # in place, so 14 calls per rank. Each rank's file must hold them with their steps; merge and
+    # summary must take the files as they are.
+    mkdir "$work/t"
+    STRATA_TRACE="$work/t/trace.%r.json" mpirun -n 4 sh "${HOSTNAME_BY_RANK:?}" 2 \
+      "${PERF_BIN:?}" -b 1M -e 1M -w 2 -n 4
+    expect_rc 0
+    "$python" - "$work/t" <<'PYEOF' || fail "the timeline files are not what they should be"
+import collections, json, os, sys
+d = sys.argv[1]
+files = sorted(os.listdir(d))
+assert files == ["trace.%d.json" % r for r in range(4)], files
+for r in range(4):
+    ev = json.load(open(os.path.join(d, "trace.%d.json" % r)))
+    meta = [e for e in ev if e.get("ph") == "M" and e["name"] == "strata"]
+    assert len(meta) == 1, meta
+    m = meta[0]["args"]
+    assert (m["rank"], m["size"]) == (r, 4), m
+    assert [(l["name"], l["fabric"], l["size"]) for l in m["levels"]] == \
+        [("node", "shm", 2), ("network", "mpi", 2)], m["levels"]
+    calls = [e for e in ev if e.get("cat") == "call"]
+    assert len(calls) == 14, len(calls)
+    for c in calls:
+        a = c["args"]
+        assert a["collective"] == "allreduce" and a["count"] == 262144, a
+        assert a["bytes"] == 1 << 20 and a["type"] == "float32", a
+        assert c["dur"] > 0 and c["pid"] == r, c
+    steps = collections.defaultdict(list)
+    for e in ev:
+        if e.get("cat") == "step":
+            steps[e["args"]["seq"]].append(e)
+    assert sorted(steps) == sorted(c["args"]["seq"] for c in calls), sorted(steps)
+    for c in calls:
+        s = steps[c["args"]["seq"]]
+        levels = sorted({(x["args"]["levelName"], x["args"]["fabric"]) for x in s})
+        assert levels == [("network", "mpi"), ("node", "shm")], levels
+        # The steps run inside the call, one after another.
+        for x in s:
+            assert c["ts"] - 1 <= x["ts"] and x["ts"] + x["dur"] <= c["ts"] + c["dur"] + 1, (c, x)
+PYEOF
+    run merge "$work/t"
+    expect_rc 0
+    has "merged 4 timeline files into $work/t/merged.json"
+    run summary "$work/t" --json
+    expect_rc 0
+    check_json '
+c = d["comms"][0]
+levels = {l["name"]: l for l in c["levels"]}
+assert set(levels) == {"node", "network"}, levels
+for l in levels.values():
+    assert l["steps"] > 0 and l["GBps"] > 0 and l["wireBytes"] > 0, l
+'
+    ;;
+
+  live_stall | live_dead_peer | live_skip)
+    # Dumps a fault entry of tests/mpi just wrote (LIVE_DUMPS: its build folder): whatever the
+    # communicator's hash, the verdict must name rank 3 and the call.
+    live=${LIVE_DUMPS:?}
+    prefix=flight.stall.np4.hosts_2_2
+    [ "$case_name" = live_skip ] && prefix=flight.skip
+    ranks="0 1 2 3"
+    [ "$case_name" = live_dead_peer ] && ranks="0 1 2"
+    mkdir "$work/live"
+    for r in $ranks; do
+      cp "$live/$prefix.$r.jsonl" "$work/live/" || fail "no dump $live/$prefix.$r.jsonl"
+    done
+    run hang "$work/live"
+    expect_rc 0
+    case "$case_name" in
+      live_stall) verdict="rank 3 stalled: issued allreduce #4" ;;
+      live_dead_peer) verdict="rank 3: no dump (the process died, or never reached a dump)" ;;
+      live_skip) verdict="rank 3 never issued allreduce #5: its last call is allreduce #4, done" ;;
+    esac
+    grep -E "^comm 0x[0-9a-f]+: " "$out" | grep -qF -- "$verdict" ||
+      fail "the verdict line lacks '$verdict'"
+    ;;
+
 
   *)
     echo "unknown case $case_name" >&2

@@ -9,15 +9,20 @@
 #                               (a stalled rank, the same with one rank's dump gone, a count
 #                               mismatch) and on hand-written ones (a call never issued, ranks
 #                               that agree)
+#   tools.strata_trace.live_*   hang on the dumps the fault entries of tests/mpi just wrote
+#                               (fixtures): live_stall (mpi.faults.stall.np4.hosts_2_2: rank 3
+#                               slept in user code), live_dead_peer (the same without rank 3's
+#                               dump, as if it had been killed), live_skip
+#                               (mpi.faults.skip.np4.hosts_2_2: rank 3 skipped a call)
 #
 # The tool is a Python script in the source tree (tools/strata-trace): nothing to build, no
 # mpiexec; every case is a unit test.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 set(STRATA_TRACE_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
-  STRATA_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}
+  TRACE_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}
   PYTHON=set:${Python3_EXECUTABLE}
-  STRATA_TRACE_SCRIPT=unset:)
+  TRACE_SCRIPT=unset:)
 
 set(STRATA_TRACE_CASES help bad_input merge merge_truncated merge_two_comms summary hang_stall
   hang_dead_peer hang_count_mismatch hang_never_issued hang_agree)
@@ -28,3 +33,17 @@ foreach(case IN LISTS STRATA_TRACE_CASES)
   set_tests_properties(tools.strata_trace.${case} PROPERTIES
     ENVIRONMENT_MODIFICATION "${STRATA_TRACE_TEST_ENV}" LABELS "tools;unit" TIMEOUT 60)
 endforeach()
+
+if(TARGET strata_mpi_faults)
+  foreach(case live_stall live_dead_peer live_skip live_timeline)
+    add_test(NAME tools.strata_trace.${case}
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_trace.sh ${case})
+    set_tests_properties(tools.strata_trace.${case} PROPERTIES
+      ENVIRONMENT_MODIFICATION
+      "${STRATA_TRACE_TEST_ENV};LIVE_DUMPS=set:${CMAKE_BINARY_DIR}/tests/mpi;PERF_BIN=set:$<TARGET_FILE:strata-perf>;HOSTNAME_BY_RANK=set:${PROJECT_SOURCE_DIR}/tests/mpi/hostname_by_rank.sh"
+      LABELS "tools;mpi" TIMEOUT 60)
+  endforeach()
+  set_tests_properties(tools.strata_trace.live_stall tools.strata_trace.live_dead_peer
+    PROPERTIES FIXTURES_REQUIRED flight_stall)
+  set_tests_properties(tools.strata_trace.live_skip PROPERTIES FIXTURES_REQUIRED flight_skip)
+endif()
