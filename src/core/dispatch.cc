@@ -35,7 +35,10 @@ void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
   e.endNs = end;
   e.queuedNs = k.issuedNs != 0 && k.issuedNs < begin ? begin - k.issuedNs : 0;
   t.add(e);
-  if (e.queuedNs > 0) {
+  // A blocking call's own way from issue to start takes about a microsecond: that stays in the
+  // call's queuedUs; a longer wait (behind queued calls, a fusion pack's wait) is an event too.
+  constexpr int64_t kQueueEventNs = 2000;
+  if (e.queuedNs > kQueueEventNs) {
     TimelineEvent q;
     q.cat = TimelineEvent::Cat::kWait;
     q.name = "queue";

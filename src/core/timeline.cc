@@ -1,8 +1,14 @@
 #include "core/timeline.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cinttypes>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -20,6 +26,7 @@ constexpr int kCallsTid = 1;   // calls, waits in the queue, fusion packs
 constexpr int kStepsTid = 2;   // the steps of the programs, casts and copies
 constexpr int kFlightTid = 3;  // a pipelined allreduce in flight while other steps run
 constexpr int kClockRounds = 5;
+const std::string kFlatName = "\"flat\"";  // the flat group's level name, as JSON
 
 // The paths this process writes, so that two communicators never share a file.
 std::string claimPath(const std::string& wanted) {
@@ -100,12 +107,17 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
   if (t->file_ == nullptr) {
     return systemError("STRATA_TRACE " + t->path_ + ": cannot write: " + std::strerror(errno));
   }
-  t->buffer_.reserve(kBufferEvents);
+  // All three buffers are touched now: a first touch of their pages (a page fault, dear in a
+  // virtual machine) inside a call would cost that call; later they only swap.
+  for (std::vector<TimelineEvent>* v : {&t->buffer_, &t->full_, &t->spare_}) {
+    v->resize(kBufferEvents);
+    v->clear();
+  }
   nlohmann::json levels = nlohmann::json::array();
   const topo::Hierarchy& h = c.hierarchy();
   for (int l = 0; l < h.numLevels(); ++l) {
     const topo::Level& lv = h.level(l);
-    t->levelNames_.push_back(lv.name);
+    t->levelNames_.push_back(nlohmann::json(lv.name).dump());
     nlohmann::json e = {{"name", lv.name}, {"fabric", lv.fabric}, {"size", h.width(l)}};
     if (lv.link.kind != topo::LinkKind::kUnknown && lv.link.bandwidthGBps > 0) {
       // Shared by linkSharing groups at once: what one group's members get.
@@ -141,6 +153,7 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
   if (std::fputs(head.c_str(), t->file_) < 0) {
     return systemError("STRATA_TRACE " + t->path_ + ": short write");
   }
+  t->writer_ = std::thread([p = t.get()] { p->writerLoop(); });
   STRATA_INFO(kSubsysInit, "commHash %s timeline to %s (clock offset %.1f us +- %.1f us)",
               hashText(c.hash()).c_str(), t->path_.c_str(), offsetUs, errorUs);
   return t;
@@ -148,6 +161,12 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
 
 Timeline::~Timeline() {
   flush();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
   if (file_ != nullptr) {
     std::fputs("\n]\n", file_);
     std::fclose(file_);
@@ -155,77 +174,178 @@ Timeline::~Timeline() {
 }
 
 void Timeline::add(const TimelineEvent& e) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   buffer_.push_back(e);
-  if (buffer_.size() < kBufferEvents) return;
-  for (const TimelineEvent& x : buffer_) writeLocked(x);
-  buffer_.clear();
+  if (buffer_.size() >= kBufferEvents) handOver(lock);
+}
+
+void Timeline::handOver(std::unique_lock<std::mutex>& lock) {
+  cv_.wait(lock, [&] { return full_.empty(); });
+  full_.swap(buffer_);
+  cv_.notify_all();
 }
 
 void Timeline::flush() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const TimelineEvent& x : buffer_) writeLocked(x);
-  buffer_.clear();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!buffer_.empty()) handOver(lock);
+  cv_.wait(lock, [&] { return full_.empty() && !writing_; });
   if (file_ != nullptr) std::fflush(file_);
 }
 
-void Timeline::writeLocked(const TimelineEvent& e) {
-  if (file_ == nullptr || failed_) return;
-  using Cat = TimelineEvent::Cat;
-  nlohmann::json args;
-  if (e.seq != 0) args["seq"] = e.seq;
-  int tid = kCallsTid;
-  std::string name = e.name;
-  switch (e.cat) {
-    case Cat::kCall:
-      name = std::string(collectiveName(e.coll)) + " #" + std::to_string(e.seq);
-      args["collective"] = collectiveName(e.coll);
-      args["count"] = e.count;
-      args["type"] = dataTypeName(e.type);
-      if (reduces(e.coll)) args["op"] = redOpName(e.op);
-      args["root"] = e.root;
-      args["bytes"] = e.bytes;
-      args["queuedUs"] = static_cast<double>(e.queuedNs) / 1e3;
-      break;
-    case Cat::kStep: {
-      const bool flat = e.level < 0 || e.level >= static_cast<int>(levelNames_.size());
-      const std::string level = flat ? std::string("flat") : levelNames_[e.level];
-      tid = e.inFlight ? kFlightTid : kStepsTid;
-      name = std::string(collectiveName(e.coll)) + " " + level + "/" + e.fabric;
-      args["level"] = flat ? -1 : e.level;
-      args["levelName"] = level;
-      args["fabric"] = e.fabric;
-      args["kind"] = collectiveName(e.coll);
-      args["step"] = e.step;
-      args["steps"] = e.steps;
-      args["groupSize"] = e.groupSize;
-      args["member"] = e.member;
-      args["bytes"] = e.bytes;
-      args["wireBytes"] = e.wireBytes;
-      break;
-    }
-    case Cat::kWait:
-      if (e.fabric[0] != '\0') args["fabric"] = e.fabric;
-      break;
-    default:
-      tid = kStepsTid;
-      args["bytes"] = e.bytes;
-      break;
+void Timeline::writerLoop() {
+  // The lowest priority of the normal class: the ranks' threads (which often spin, and on a
+  // busy node share cores with it) run first; it writes when they wait or sleep. If it falls two
+  // buffers behind, a call waits in handOver, which gives it the core.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  std::vector<TimelineEvent> mine;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    mine.swap(spare_);
   }
-  const nlohmann::json j = {{"ph", "X"},
-                            {"cat", catName(e.cat)},
-                            {"name", name},
-                            {"pid", rank_},
-                            {"tid", tid},
-                            {"ts", static_cast<double>(e.beginNs) / 1e3},
-                            {"dur", static_cast<double>(e.endNs - e.beginNs) / 1e3},
-                            {"args", std::move(args)}};
-  const std::string line = ",\n" + j.dump();
-  if (std::fputs(line.c_str(), file_) < 0) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !full_.empty(); });
+    if (full_.empty()) return;  // stopping, and nothing left
+    mine.swap(full_);
+    writing_ = true;
+    cv_.notify_all();  // full_ is free again
+    lock.unlock();
+    write(mine);
+    mine.clear();
+    lock.lock();
+    writing_ = false;
+    cv_.notify_all();
+  }
+}
+
+void Timeline::write(const std::vector<TimelineEvent>& events) {
+  if (file_ == nullptr || failed_) return;
+  std::string out;
+  out.reserve(events.size() * 300);
+  for (const TimelineEvent& e : events) writeOne(e, out);
+  if (std::fwrite(out.data(), 1, out.size(), file_) != out.size()) {
     failed_ = true;
     STRATA_WARN(kSubsysColl, "STRATA_TRACE %s: cannot write: %s; the timeline stops here",
                 path_.c_str(), std::strerror(errno));
   }
+}
+
+// One event as a JSON object, after ",\n" (the metadata came first). Every string in it is
+// either a name from strata's own code (no character that needs escaping) or a level's name,
+// escaped once at open. Formatted with to_chars into `out`, without temporaries: the writer
+// shares the cores with the ranks, and every microsecond it spends is one a rank may wait.
+void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
+  using Cat = TimelineEvent::Cat;
+  char num[32];
+  auto text = [&](const char* s) { out += s; };
+  auto integer = [&](auto v) {
+    const std::to_chars_result r = std::to_chars(num, num + sizeof(num), v);
+    out.append(num, r.ptr);
+  };
+  auto micros = [&](int64_t ns) {  // microseconds with 3 decimals, from integer nanoseconds
+    if (ns < 0) {
+      out += '-';
+      ns = -ns;
+    }
+    integer(ns / 1000);
+    const int frac = static_cast<int>(ns % 1000);
+    const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
+                            static_cast<char>('0' + frac / 10 % 10),
+                            static_cast<char>('0' + frac % 10)};
+    out.append(digits, 4);
+  };
+  auto key = [&](const char* k) {
+    out += ",\"";
+    out += k;
+    out += "\":";
+  };
+  auto quoted = [&](const char* k, const char* v) {
+    key(k);
+    out += '"';
+    out += v;
+    out += '"';
+  };
+  const bool flat = e.level < 0 || e.level >= static_cast<int>(levelNames_.size());
+  const std::string& level = flat ? kFlatName : levelNames_[static_cast<size_t>(e.level)];
+  int tid = kCallsTid;
+  if (e.cat == Cat::kStep) tid = e.inFlight ? kFlightTid : kStepsTid;
+  if (e.cat == Cat::kFusion || e.cat == Cat::kCopy || e.cat == Cat::kCompress ||
+      e.cat == Cat::kStaging) {
+    tid = kStepsTid;
+  }
+  text(",\n{\"ph\":\"X\",\"cat\":\"");
+  text(catName(e.cat));
+  text("\",\"pid\":");
+  integer(rank_);
+  text(",\"tid\":");
+  integer(tid);
+  text(",\"ts\":");
+  micros(e.beginNs);
+  text(",\"dur\":");
+  micros(e.endNs - e.beginNs);
+  text(",\"name\":\"");
+  switch (e.cat) {
+    case Cat::kCall:
+      text(collectiveName(e.coll));
+      text(" #");
+      integer(e.seq);
+      break;
+    case Cat::kStep:
+      text(collectiveName(e.coll));
+      out += ' ';
+      out.append(level, 1, level.size() - 2);  // unquoted
+      out += '/';
+      text(e.fabric);
+      break;
+    default:
+      text(e.name);
+      break;
+  }
+  text("\",\"args\":{\"seq\":");
+  integer(e.seq);
+  switch (e.cat) {
+    case Cat::kCall:
+      quoted("collective", collectiveName(e.coll));
+      key("count");
+      integer(e.count);
+      quoted("type", dataTypeName(e.type));
+      if (reduces(e.coll)) quoted("op", redOpName(e.op));
+      key("root");
+      integer(e.root);
+      key("bytes");
+      integer(e.bytes);
+      key("queuedUs");
+      micros(e.queuedNs);
+      break;
+    case Cat::kStep:
+      key("level");
+      integer(flat ? -1 : e.level);
+      key("levelName");
+      out += level;
+      quoted("fabric", e.fabric);
+      quoted("kind", collectiveName(e.coll));
+      key("step");
+      integer(e.step);
+      key("steps");
+      integer(e.steps);
+      key("groupSize");
+      integer(e.groupSize);
+      key("member");
+      integer(e.member);
+      key("bytes");
+      integer(e.bytes);
+      key("wireBytes");
+      integer(e.wireBytes);
+      break;
+    case Cat::kWait:
+      if (e.fabric[0] != '\0') quoted("fabric", e.fabric);
+      break;
+    default:
+      key("bytes");
+      integer(e.bytes);
+      break;
+  }
+  text("}}");
 }
 
 }  // namespace strata::core

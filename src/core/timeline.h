@@ -6,9 +6,10 @@
 // offsets measured at init; `strata-trace summary` turns the steps into GB/s per level.
 //
 // Cost: off, each hook is one null test of Comm::timeline(). On, a hook reads the monotonic
-// clock and appends a fixed-size event under an uncontended mutex; the JSON is written only
-// when the buffer is full (by the thread that filled it), when a call fails, and at destroy, so
-// memory stays bounded (kBufferEvents events) and no file I/O happens per call.
+// clock and appends a fixed-size event under an uncontended mutex. A writer thread of the
+// timeline turns full buffers into JSON and writes them, so no call waits on the file (a call
+// that fills a buffer while the writer still holds two waits for it: memory stays bounded at
+// 3 x kBufferEvents events). A failing call and the destructor write everything out.
 //
 // File: one per communicator and rank, at the pattern's path (%h host, %r rank, %p pid, %%);
 // a second communicator of the process whose path would be the same gets ".<n>" before the
@@ -21,12 +22,14 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/collective.h"
@@ -63,7 +66,7 @@ class Timeline {
   // bootstrap. Collective over the members: every member has the same STRATA_TRACE setting
   // being set (checked at init). Null when `pattern` is empty.
   static StatusOr<std::unique_ptr<Timeline>> open(Comm& c, const std::string& pattern);
-  ~Timeline();  // flushes and closes the array
+  ~Timeline();  // writes what is left, closes the array, stops the writer
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
@@ -72,21 +75,32 @@ class Timeline {
   // The call running now (calls run one at a time): what steps and waits belong to.
   void setRunning(uint64_t seq) { running_.store(seq, std::memory_order_relaxed); }
   uint64_t running() const { return running_.load(std::memory_order_relaxed); }
-  // Writes what is buffered (a failure is logged once; the events are dropped).
+  // Writes what is buffered and returns when it is in the file (a failure to write is logged
+  // once; later events are dropped).
   void flush();
   const std::string& path() const { return path_; }
 
  private:
   Timeline() = default;
-  void writeLocked(const TimelineEvent& e);
+  void writerLoop();
+  // Hands buffer_ to the writer (waiting while it still holds one); with mutex_ held.
+  void handOver(std::unique_lock<std::mutex>& lock);
+  void write(const std::vector<TimelineEvent>& events);  // the writer thread only
+  void writeOne(const TimelineEvent& e, std::string& out) const;
 
   std::string path_;
   std::FILE* file_ = nullptr;
-  std::mutex mutex_;
-  std::vector<TimelineEvent> buffer_;
   int rank_ = 0;
-  std::vector<std::string> levelNames_;
-  bool failed_ = false;
+  std::vector<std::string> levelNames_;  // as JSON strings, quoted and escaped
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<TimelineEvent> buffer_;  // being filled
+  std::vector<TimelineEvent> full_;    // handed to the writer; empty when it has taken it
+  std::vector<TimelineEvent> spare_;   // the writer's own, until it starts
+  bool writing_ = false;               // the writer is writing a buffer out
+  bool stop_ = false;
+  bool failed_ = false;  // the writer's: a write failed
+  std::thread writer_;
   std::atomic<uint64_t> running_{0};
 };
 
