@@ -132,6 +132,15 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
     }
     levels.push_back(std::move(e));
   }
+  // The flat group's steps cross every level: their link is the slowest one described.
+  nlohmann::json flat = {{"linkGBps", nullptr}, {"link", "unknown"}};
+  for (const nlohmann::json& e : levels) {
+    if (e["linkGBps"].is_null()) continue;
+    if (flat["linkGBps"].is_null() ||
+        e["linkGBps"].get<double>() < flat["linkGBps"].get<double>()) {
+      flat = {{"linkGBps", e["linkGBps"]}, {"link", e["link"]}};
+    }
+  }
   const int r = c.rank();
   const std::string host = c.settings().hostName;
   std::string head = "[\n";
@@ -148,7 +157,8 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
                             {"commHash", hashText(c.hash())},
                             {"clockOffsetUs", offsetUs},
                             {"clockErrorUs", errorUs},
-                            {"levels", std::move(levels)}})
+                            {"levels", std::move(levels)},
+                            {"flat", std::move(flat)}})
                       .dump();
   if (std::fputs(head.c_str(), t->file_) < 0) {
     return systemError("STRATA_TRACE " + t->path_ + ": short write");
