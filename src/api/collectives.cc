@@ -126,7 +126,8 @@ StatusOr<Call> peerCall(const CommEntry& comm, Collective coll, void* buf, size_
 }
 
 // A validated call: recorded inside a group, else issued.
-Status submit(strataComm_t handle, CommEntry& comm, const Call& call, strataStream_t stream) {
+Status submit(strataComm_t handle, CommEntry& comm, Call call, strataStream_t stream) {
+  call.site = CallSiteScope::current();
   if (inGroup()) {
     record(handle, core::GroupCall{call, stream, false}, nullptr);
     return Status::ok();
@@ -136,8 +137,9 @@ Status submit(strataComm_t handle, CommEntry& comm, const Call& call, strataStre
 
 // A validated nonblocking call: recorded inside a group (its request follows the group), else
 // queued. *request is set only on success.
-Status submitNonblocking(strataComm_t handle, CommEntry& comm, const Call& call,
+Status submitNonblocking(strataComm_t handle, CommEntry& comm, Call call,
                          strataRequest_t* request) {
+  call.site = CallSiteScope::current();
   if (inGroup()) {
     strataRequest* r = newRequest();
     record(handle, core::GroupCall{call, nullptr, true}, r);
@@ -168,6 +170,7 @@ extern "C" {
 strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                strataStream_t stream) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   const int rop = rawEnum(op);
   return guarded(comm, "strataAllReduce", [&]() -> Status {
@@ -180,6 +183,7 @@ strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t coun
 strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                    strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                    strataStream_t stream) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   const int rop = rawEnum(op);
   return guarded(comm, "strataReduceScatter", [&]() -> Status {
@@ -193,6 +197,7 @@ strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t 
 strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                strataDataType_t datatype, strataComm_t comm,
                                strataStream_t stream) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   return guarded(comm, "strataAllGather", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
@@ -204,6 +209,7 @@ strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t send
 strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                strataDataType_t datatype, int root, strataComm_t comm,
                                strataStream_t stream) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   return guarded(comm, "strataBroadcast", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
@@ -214,6 +220,7 @@ strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t coun
 
 strataResult_t strataBcast(void* buff, size_t count, strataDataType_t datatype, int root,
                            strataComm_t comm, strataStream_t stream) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   return guarded(comm, "strataBcast", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(CommEntry * c, liveComm(comm));
@@ -225,6 +232,7 @@ strataResult_t strataBcast(void* buff, size_t count, strataDataType_t datatype, 
 strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count,
                             strataDataType_t datatype, strataRedOp_t op, int root,
                             strataComm_t comm, strataStream_t stream) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   const int rop = rawEnum(op);
   return guarded(comm, "strataReduce", [&]() -> Status {
@@ -299,6 +307,7 @@ strataResult_t strataGroupEnd(void) {
 strataResult_t strataIAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                 strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                 strataRequest_t* request) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   const int rop = rawEnum(op);
   return guarded(comm, "strataIAllReduce", [&]() -> Status {
@@ -312,6 +321,7 @@ strataResult_t strataIAllReduce(const void* sendbuff, void* recvbuff, size_t cou
 strataResult_t strataIReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                     strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
                                     strataRequest_t* request) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   const int rop = rawEnum(op);
   return guarded(comm, "strataIReduceScatter", [&]() -> Status {
@@ -326,6 +336,7 @@ strataResult_t strataIReduceScatter(const void* sendbuff, void* recvbuff, size_t
 strataResult_t strataIAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                 strataDataType_t datatype, strataComm_t comm,
                                 strataRequest_t* request) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   return guarded(comm, "strataIAllGather", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
@@ -338,6 +349,7 @@ strataResult_t strataIAllGather(const void* sendbuff, void* recvbuff, size_t sen
 strataResult_t strataIBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                 strataDataType_t datatype, int root, strataComm_t comm,
                                 strataRequest_t* request) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   return guarded(comm, "strataIBroadcast", [&]() -> Status {
     STRATA_RETURN_IF_ERROR(checkRequestOut(request));
@@ -350,6 +362,7 @@ strataResult_t strataIBroadcast(const void* sendbuff, void* recvbuff, size_t cou
 strataResult_t strataIReduce(const void* sendbuff, void* recvbuff, size_t count,
                              strataDataType_t datatype, strataRedOp_t op, int root,
                              strataComm_t comm, strataRequest_t* request) {
+  STRATA_NOTE_CALL_SITE();
   const int type = rawEnum(datatype);
   const int rop = rawEnum(op);
   return guarded(comm, "strataIReduce", [&]() -> Status {

@@ -16,6 +16,27 @@
 
 namespace strata::api {
 
+// STRATA_CHECK=2's call site: each collective's entry point notes its caller's return address
+// (STRATA_NOTE_CALL_SITE, first thing in the function, which the application reaches through
+// the PLT) for the calls it builds on this thread while it runs; submit() copies it into the
+// Call (core/check.h turns it into an offset in its module).
+class CallSiteScope {
+ public:
+  explicit CallSiteScope(const void* address) : previous_(current()) { current() = address; }
+  ~CallSiteScope() { current() = previous_; }
+  CallSiteScope(const CallSiteScope&) = delete;
+  CallSiteScope& operator=(const CallSiteScope&) = delete;
+  static const void*& current() {
+    thread_local const void* site = nullptr;
+    return site;
+  }
+
+ private:
+  const void* previous_;
+};
+#define STRATA_NOTE_CALL_SITE() \
+  const ::strata::api::CallSiteScope strataCallSite(__builtin_return_address(0))
+
 // Records a failure of `fn` (logging it once, here, where it reaches the user) and returns its
 // code. Errors from deeper layers were already logged where they were detected.
 strataResult_t fail(strataComm_t comm, const char* fn, const Status& st, bool log);

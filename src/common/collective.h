@@ -60,6 +60,9 @@ struct Call {
   uint64_t record = 0;
   // When it was issued, on the timeline's clock (core/timeline.h); 0: not traced.
   int64_t issuedNs = 0;
+  // Where the application called strata: the return address of the C entry point (STRATA_CHECK=2
+  // compares it, as an offset in its module: core/check.h); null when not known.
+  const void* site = nullptr;
 };
 
 }  // namespace strata

@@ -1,6 +1,10 @@
 #include "core/check.h"
 
+#include <dlfcn.h>
+
+#include <cinttypes>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 #include "common/datatype.h"
@@ -15,7 +19,17 @@ const int64_t* fields(const CallDescriptor& d) { return &d.seq; }
 
 }  // namespace
 
-CallDescriptor CallDescriptor::of(const Call& call, uint64_t seq) {
+// The offset of `address` in the module (executable or shared library) that holds it; -1 when
+// the loader knows no such module.
+int64_t moduleOffset(const void* address) {
+  if (address == nullptr) return -1;
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fbase == nullptr) return -1;
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(address) -
+                              reinterpret_cast<uintptr_t>(info.dli_fbase));
+}
+
+CallDescriptor CallDescriptor::of(const Call& call, uint64_t seq, bool withSite) {
   CallDescriptor d;
   d.seq = static_cast<int64_t>(seq);
   d.coll = static_cast<int64_t>(call.coll);
@@ -23,6 +37,7 @@ CallDescriptor CallDescriptor::of(const Call& call, uint64_t seq) {
   d.type = static_cast<int64_t>(call.type);
   d.op = reduces(call.coll) ? static_cast<int64_t>(call.op) : -1;
   d.root = hasRoot(call.coll) ? call.root : -1;
+  d.site = withSite ? moduleOffset(call.site) : -1;
   return d;
 }
 
@@ -38,7 +53,7 @@ int64_t CallDescriptor::fingerprint() const {
 
 static_assert(sizeof(CallDescriptor) == sizeof(int64_t) * CallDescriptor::kNumFields,
               "a descriptor travels as kNumFields int64s");
-static_assert(offsetof(CallDescriptor, root) == sizeof(int64_t) * 5, "fields in order");
+static_assert(offsetof(CallDescriptor, site) == sizeof(int64_t) * 6, "fields in order");
 
 std::string CallDescriptor::describe() const {
   const auto c = static_cast<Collective>(coll);
@@ -46,6 +61,11 @@ std::string CallDescriptor::describe() const {
                   std::to_string(count) + " " + dataTypeName(static_cast<strataDataType_t>(type));
   if (op >= 0) s += std::string(" ") + redOpName(static_cast<strataRedOp_t>(op));
   if (root >= 0) s += " root " + std::to_string(root);
+  if (site >= 0) {
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "0x%" PRIx64, static_cast<uint64_t>(site));
+    s += std::string(" called from ") + hex;
+  }
   return s;
 }
 
@@ -102,7 +122,8 @@ Status checkCalls(Comm& c, std::vector<Call>& calls) {
     // (unlike a mismatch, which every rank detects together) leaves the ranks at different
     // points, so it puts the communicator in its error state.
     deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-    Status st = compareCalls(*flat.fabric, CallDescriptor::of(call, call.seq));
+    Status st =
+        compareCalls(*flat.fabric, CallDescriptor::of(call, call.seq, c.settings().checkSites));
     if (!st.isOk() && st.code() != Code::kInvalidUsage) c.engine().fail(st);
     STRATA_RETURN_IF_ERROR(st);
   }

@@ -38,7 +38,7 @@ class Comm;
 // What a rank compares: the collective's number on the communicator and what it asks for. Op
 // and root are -1 where the collective has none, so that an unused field never differs.
 struct CallDescriptor {
-  static constexpr int kNumFields = 6;
+  static constexpr int kNumFields = 7;
 
   int64_t seq = 0;  // 1 for the communicator's first collective
   int64_t coll = 0;
@@ -46,8 +46,12 @@ struct CallDescriptor {
   int64_t type = 0;
   int64_t op = -1;
   int64_t root = -1;
+  // STRATA_CHECK=2: the call site, as the offset of the caller's return address in its module
+  // (the same in every rank's copy of the same binary, whatever its load address); -1 unknown
+  // or not compared.
+  int64_t site = -1;
 
-  static CallDescriptor of(const Call& call, uint64_t seq);
+  static CallDescriptor of(const Call& call, uint64_t seq, bool withSite = false);
   // FNV-1a over the fields, cut to 62 bits so that its negation is a valid int64.
   int64_t fingerprint() const;
   // "allreduce #12 count 100 float32 sum", "broadcast #3 count 8 int32 root 1".

@@ -66,7 +66,12 @@ StatusOr<Settings> Settings::fromEnv() {
     return invalidArgument("STRATA_MPI_CUDA_AWARE=" + aware + ": expected auto, 0 or 1");
   }
   STRATA_ASSIGN_OR_RETURN(int64_t check, env::get(var::STRATA_CHECK));
+  if (check < 0 || check > 2) {
+    return invalidArgument("STRATA_CHECK=" + std::to_string(check) +
+                           ": expected 0 (off), 1 (compare each collective) or 2 (and its call site)");
+  }
   s.check = check != 0;
+  s.checkSites = check == 2;
   STRATA_ASSIGN_OR_RETURN(int64_t flight, env::get(var::STRATA_FLIGHT_RECORDER_SIZE));
   if (flight < 0 || flight > 10000000) {
     return invalidArgument("STRATA_FLIGHT_RECORDER_SIZE=" + std::to_string(flight) +
@@ -123,7 +128,8 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_PIPELINE_BYTES", [](const Settings& s) { return sizeText(s.pipelineBytes); }},
       {"STRATA_SHM_SLOT_BYTES", [](const Settings& s) { return sizeText(s.shmSlotBytes); }},
       {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
-      {"STRATA_CHECK", [](const Settings& s) { return std::string(s.check ? "1" : "0"); }},
+      {"STRATA_CHECK",
+       [](const Settings& s) { return std::string(s.checkSites ? "2" : s.check ? "1" : "0"); }},
       {"STRATA_FUSION_BYTES", [](const Settings& s) { return sizeText(s.fusionBytes); }},
       {"STRATA_FUSION_WAIT_US",
        [](const Settings& s) { return std::string(s.fusionWaitUs > 0 ? "on" : "off"); }},

@@ -31,6 +31,7 @@ struct Settings {
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
+  bool checkSites = false;     // STRATA_CHECK=2: and the call site of each
   size_t flightCalls = 0;      // STRATA_FLIGHT_RECORDER_SIZE (0: off)
   std::string tracePattern;    // STRATA_TRACE: the timeline's file pattern (empty: off)
   double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)

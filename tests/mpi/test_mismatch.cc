@@ -12,6 +12,10 @@
 //       without any sign of it: only STRATA_CHECK catches that); those must still return.
 //       Needs STRATA_TIMEOUT (else a hang would be the expected outcome): it refuses to run
 //       without it;
+//   STRATA_CHECK=2 mpiexec -n 4 strata_mpi_mismatch
+//       the same, with call sites compared too, plus one case only they catch: every rank makes
+//       two allreduces of the same shape from two places in the program, and the last rank
+//       skips the first (with STRATA_CHECK=1 its second pairs silently with the others' first);
 //   mpiexec ... strata_mpi_mismatch --expect-init-failure TEXT
 //       strataCommInitMPI must fail on every rank with strataInvalidUsage and a message holding
 //       TEXT (a setting or topology file that differs between ranks, set per rank by the
@@ -62,7 +66,24 @@ strataResult_t allReduce(strataComm_t c, Buffers& b, size_t n, strataDataType_t 
   return strataAllReduce(b.send.data(), b.recv.data(), n, t, op, c, nullptr);
 }
 
-std::vector<Case> cases(int nranks) {
+// Two places in the program that make the same call. The site is the direct caller of
+// strataAllReduce (so not allReduce() above, which both would share). noipa: GCC would merge
+// the two identical functions into one (identical code folding); the empty asm after the call
+// keeps it a call, not a tail jump whose return address would be our caller's.
+__attribute__((noipa)) strataResult_t firstAllReduce(strataComm_t c, Buffers& b) {
+  const strataResult_t rc =
+      strataAllReduce(b.send.data(), b.recv.data(), 64, strataFloat32, strataSum, c, nullptr);
+  asm volatile("" ::: "memory");
+  return rc;
+}
+__attribute__((noipa)) strataResult_t secondAllReduce(strataComm_t c, Buffers& b) {
+  const strataResult_t rc =
+      strataAllReduce(b.send.data(), b.recv.data(), 64, strataFloat32, strataSum, c, nullptr);
+  asm volatile("" ::: "memory");
+  return rc;
+}
+
+std::vector<Case> cases(int nranks, bool sites) {
   const std::string last = std::to_string(nranks - 1);
   std::vector<Case> out;
   out.push_back({"count", "allreduce #1 count 100 float32 sum",
@@ -143,6 +164,18 @@ std::vector<Case> cases(int nranks) {
                    (void)allReduce(c, b, odd ? 200 : 100, strataFloat32, strataSum);
                    return strataGroupEnd();
                  }});
+  if (sites) {
+    // Same shape, different places: only the call site tells them apart.
+    out.push_back({"skipped-same-shape", "allreduce #1 count 64 float32 sum called from 0x",
+                   "allreduce #1 count 64 float32 sum called from 0x",
+                   [](strataComm_t c, bool odd, Buffers& b) {
+                     if (!odd) {
+                       const strataResult_t rc = firstAllReduce(c, b);
+                       if (rc != strataSuccess) return rc;
+                     }
+                     return secondAllReduce(c, b);
+                   }});
+  }
   return out;
 }
 
@@ -292,12 +325,13 @@ int main(int argc, char** argv) {
     const double check = envSeconds("STRATA_CHECK");
     if (h.expect(timeout > 0 && check <= 0,
                  "--no-check needs STRATA_TIMEOUT > 0 and STRATA_CHECK unset or 0")) {
-      for (const Case& k : cases(h.size())) runCase(h, k, false, timeout);
+      for (const Case& k : cases(h.size(), false)) runCase(h, k, false, timeout);
     }
   } else {
-    if (h.expect(envSeconds("STRATA_CHECK") == 1, "run with STRATA_CHECK=1 (or --no-check)")) {
+    const double level = envSeconds("STRATA_CHECK");
+    if (h.expect(level == 1 || level == 2, "run with STRATA_CHECK=1 or 2 (or --no-check)")) {
       agreeingCalls(h);
-      for (const Case& k : cases(h.size())) runCase(h, k, true, 0);
+      for (const Case& k : cases(h.size(), level == 2)) runCase(h, k, true, 0);
     }
   }
   return h.finish();
