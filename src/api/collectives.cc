@@ -141,13 +141,13 @@ Status submitNonblocking(strataComm_t handle, CommEntry& comm, Call call,
                          strataRequest_t* request) {
   call.site = CallSiteScope::current();
   if (inGroup()) {
-    strataRequest* r = newRequest();
+    strataRequest* r = newRequest(handle);
     record(handle, core::GroupCall{call, nullptr, true}, r);
     *request = r;
     return Status::ok();
   }
   STRATA_ASSIGN_OR_RETURN(uint64_t ticket, core::issueNonblocking(*comm.impl, call));
-  strataRequest* r = newRequest();
+  strataRequest* r = newRequest(handle);
   r->engine = comm.impl->sharedEngine();
   r->ticket = ticket;
   *request = r;

@@ -7,16 +7,15 @@
 
 namespace strata::api {
 
-thread_local std::string tLastError;  // errors with no live communicator to hold them
+thread_local std::string tLastError;  // the calling thread's last error, whatever its communicator
 
 strataResult_t fail(strataComm_t comm, const char* fn, const Status& st, bool log) {
   std::string msg = std::string(fn) + ": " + st.message();
   if (log) STRATA_WARN(kSubsysColl, "%s", msg.c_str());
-  if (CommEntry* entry = lookupComm(comm)) {
-    entry->lastError = msg;
-  } else {
-    tLastError = msg;
-  }
+  // The communicator's, and always the thread's: strataGetLastError(NULL) is this thread's
+  // last error, whichever communicator it came from.
+  if (CommEntry* entry = lookupComm(comm)) entry->lastError = msg;
+  tLastError = msg;
   return st.result();
 }
 

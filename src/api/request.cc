@@ -15,8 +15,9 @@ std::unordered_map<const strataRequest*, bool>& live() {
 
 }  // namespace
 
-strataRequest* newRequest() {
+strataRequest* newRequest(strataComm_t comm) {
   auto* r = new strataRequest();
+  r->comm = comm;
   std::lock_guard<std::mutex> lock(gMutex);
   live().emplace(r, false);
   return r;
@@ -29,6 +30,13 @@ Claim claimRequest(const strataRequest* r) {
   if (it->second) return Claim::kBusy;
   it->second = true;
   return Claim::kClaimed;
+}
+
+strataComm_t requestComm(strataRequest_t* request) {
+  if (request == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(gMutex);
+  const strataRequest* r = *request;
+  return live().count(r) != 0 ? r->comm : nullptr;
 }
 
 void releaseRequest(const strataRequest* r) {

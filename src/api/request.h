@@ -15,11 +15,16 @@ struct strataRequest {
   // Set when issuing the call failed before it could be queued (a group whose setup failed):
   // the request is complete, with this error.
   strata::Status failed = strata::Status::ok();
+  // The communicator the call was made on, so that a failed completion's message is also what
+  // strataGetLastError(comm) says (the handle may be dead by then: looked up, never used).
+  strataComm_t comm = nullptr;
 };
 
 namespace strata::api {
 
-strataRequest* newRequest();
+strataRequest* newRequest(strataComm_t comm);
+// The communicator of *request when it is a live request, else null. Safe on any pointer.
+strataComm_t requestComm(strataRequest_t* request);
 // A thread's claim to complete `r` (strataTest, strataWait, strataWaitLazy): one thread at a
 // time, checked together with liveness under one lock, so a second thread never touches a
 // request the first one frees. kClaimed: release it (releaseRequest) or free it (freeRequest).

@@ -54,7 +54,7 @@ using namespace strata::api;  // NOLINT
 extern "C" {
 
 strataResult_t strataTest(strataRequest_t* request, int* done) {
-  return guarded(nullptr, "strataTest", [&]() -> Status {
+  return guarded(requestComm(request), "strataTest", [&]() -> Status {
     if (done == nullptr) return invalidArgument("done is NULL");
     STRATA_ASSIGN_OR_RETURN(strataRequest * r, liveRequest(request));
     if (!r->failed.isOk()) {
@@ -73,7 +73,7 @@ strataResult_t strataTest(strataRequest_t* request, int* done) {
 }
 
 strataResult_t strataWait(strataRequest_t* request) {
-  return guarded(nullptr, "strataWait", [&]() -> Status {
+  return guarded(requestComm(request), "strataWait", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(strataRequest * r, liveRequest(request));
     if (!r->failed.isOk()) return complete(request, r->failed);
     return complete(request, r->engine->wait(r->ticket));
@@ -81,7 +81,7 @@ strataResult_t strataWait(strataRequest_t* request) {
 }
 
 strataResult_t strataWaitLazy(strataRequest_t* request) {
-  return guarded(nullptr, "strataWaitLazy", [&]() -> Status {
+  return guarded(requestComm(request), "strataWaitLazy", [&]() -> Status {
     STRATA_ASSIGN_OR_RETURN(strataRequest * r, liveRequest(request));
     if (!r->failed.isOk()) return complete(request, r->failed);
     return complete(request, r->engine->waitLazy(r->ticket));

@@ -318,6 +318,13 @@ void abortQueued(Harness& h, int abortRank, size_t count) {
     // The first failed call took up to the timeout; the later ones fail fast.
     h.expect(t <= T + kSlack, "strataWait took " + std::to_string(t) + " s");
     h.expect(reqs[i] == nullptr, "*request is not NULL after strataWait");
+    if (rc != strataSuccess) {
+      // The failed wait's message is the communicator's last error too, not only the thread's.
+      const std::string onComm = strataGetLastError(comm);
+      h.expect(onComm.rfind("strataWait: ", 0) == 0 && onComm == strataGetLastError(nullptr),
+               "after a failed strataWait, strataGetLastError(comm) is '" + onComm +
+                   "' and strataGetLastError(NULL) '" + strataGetLastError(nullptr) + "'");
+    }
     anyFailed = anyFailed || rc != strataSuccess;
   }
   abortPromptly(h, comm, anyFailed ? "strataCommDestroy" : "strataCommAbort");
