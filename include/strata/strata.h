@@ -127,9 +127,11 @@ STRATA_API strataResult_t strataGetVersion(int* version);
 /* A static, human-readable description of a result code. Never returns NULL. */
 STRATA_API const char* strataGetErrorString(strataResult_t result);
 
-/* The message of the last error on `comm`, or, for comm == NULL, the last error of the calling
- * thread (for example one from strataCommInitMPI). Returns "" when there was none. The string
- * stays valid until the next strata call on the same communicator or thread. */
+/* The message of the last error on `comm` (a failed strataTest/strataWait/strataWaitLazy counts
+ * on the communicator its call was made on), or, for comm == NULL, the last error of the
+ * calling thread whatever its communicator (for example one from strataCommInitMPI). Returns ""
+ * when there was none. The string stays valid until the next strata call on the same
+ * communicator or thread. */
 STRATA_API const char* strataGetLastError(strataComm_t comm);
 
 /* Makes a unique id for one new communicator (ncclGetUniqueId). Without STRATA_COMM_ID it
