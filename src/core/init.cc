@@ -18,6 +18,7 @@
 #include "core/comm.h"
 #include "core/describe.h"
 #include "core/flight_dump.h"
+#include "core/flight_signal.h"
 #include "core/plan_load.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
@@ -125,6 +126,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   }
   STRATA_RETURN_IF_ERROR(checkAgreedSettings(*boot_, settings_));
   flight_ = std::make_unique<FlightRecorder>(settings_.flightCalls);
+  STRATA_RETURN_IF_ERROR(watchDumpSignal(*this, settings_.dumpSignal));
   fabricOptions_.shmSlotBytes = settings_.shmSlotBytes;
   fabricOptions_.stagingBytes = settings_.stagingBytes;
   // STRATA_NET (ucx whatever it says on a control plane that is not MPI) also carries the flat
@@ -152,6 +154,7 @@ Status Comm::openTimeline() {
 }
 
 Comm::~Comm() {
+  unwatchDumpSignal(*this);  // first: a dump on a signal reads everything below
   // Queued calls run first (they use every group below). Their errors were reported by the
   // calls that failed, or by strataCommGetAsyncError. In the error state (or after it, once
   // drained) the peers may be anywhere: free only what is local, as an abort does.

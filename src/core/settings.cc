@@ -4,6 +4,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "core/flight_signal.h"
 #include "topology/detect.h"
 
 namespace strata::core {
@@ -67,8 +68,9 @@ StatusOr<Settings> Settings::fromEnv() {
   }
   STRATA_ASSIGN_OR_RETURN(int64_t check, env::get(var::STRATA_CHECK));
   if (check < 0 || check > 2) {
-    return invalidArgument("STRATA_CHECK=" + std::to_string(check) +
-                           ": expected 0 (off), 1 (compare each collective) or 2 (and its call site)");
+    return invalidArgument(
+        "STRATA_CHECK=" + std::to_string(check) +
+        ": expected 0 (off), 1 (compare each collective) or 2 (and its call site)");
   }
   s.check = check != 0;
   s.checkSites = check == 2;
@@ -79,6 +81,8 @@ StatusOr<Settings> Settings::fromEnv() {
   }
   s.flightCalls = static_cast<size_t>(flight);
   s.tracePattern = env::get(var::STRATA_TRACE);
+  STRATA_ASSIGN_OR_RETURN(s.dumpSignal,
+                          parseDumpSignal(env::get(var::STRATA_FLIGHT_RECORDER_SIGNAL)));
   const std::string compress = env::get(var::STRATA_COMPRESS);
   if (!compress.empty() && !parseWireType(compress, &s.compress)) {
     return invalidArgument("STRATA_COMPRESS=" + compress + ": expected none, fp16 or bf16");
@@ -129,7 +133,9 @@ const std::vector<AgreedSetting>& agreedSettings() {
       {"STRATA_SHM_SLOT_BYTES", [](const Settings& s) { return sizeText(s.shmSlotBytes); }},
       {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
       {"STRATA_CHECK",
-       [](const Settings& s) { return std::string(s.checkSites ? "2" : s.check ? "1" : "0"); }},
+       [](const Settings& s) {
+         return std::string(s.checkSites ? "2" : s.check ? "1" : "0");
+       }},
       {"STRATA_FUSION_BYTES", [](const Settings& s) { return sizeText(s.fusionBytes); }},
       {"STRATA_FUSION_WAIT_US",
        [](const Settings& s) { return std::string(s.fusionWaitUs > 0 ? "on" : "off"); }},
@@ -154,6 +160,7 @@ const std::vector<const char*>& localSettings() {
       // What a rank remembers of its own calls and where it writes that: nothing exchanged.
       "STRATA_FLIGHT_RECORDER_SIZE",
       "STRATA_FLIGHT_RECORDER_FILE",
+      "STRATA_FLIGHT_RECORDER_SIGNAL",
       // Whether it is set must agree (opening a timeline measures clocks with the peers:
       // checked at init); its path is each rank's own.
       "STRATA_TRACE",

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "core/comm.h"
 #include "core/describe.h"
+#include "core/flight_signal.h"
 #include "fabrics/registry.h"
 
 namespace strata::core {
@@ -114,6 +115,7 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
   if (opts.compress) settings_.compress = *opts.compress;
   if (opts.timeoutSeconds) settings_.timeoutSeconds = *opts.timeoutSeconds;
   flight_ = std::make_unique<FlightRecorder>(settings_.flightCalls);
+  STRATA_RETURN_IF_ERROR(watchDumpSignal(*this, settings_.dumpSignal));
   fabricOptions_ = parent.fabricOptions_;
   costParams_ = parent.costParams_;
   engine_ = std::make_shared<Engine>(parent.engine_->threaded());

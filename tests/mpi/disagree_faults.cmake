@@ -109,10 +109,10 @@ strata_add_mpi_test(mpi.faults.stall.ucx.np4.hosts_2_2.threads PROGRAM faults HO
 strata_add_mpi_test(mpi.faults.count_mismatch.ucx.np4.hosts_2_2 PROGRAM faults HOSTS a:2 b:2
   TIMEOUT 60 ARGS --scenario count-mismatch ENV STRATA_TIMEOUT=2 STRATA_NET=ucx)
 # The dumps strata-trace hang reads in tests/tools (trace.cmake's live_* cases): the stalled rank
-# above on 2 hosts, and a rank that skips a call (it dumps on demand).
+# above on 2 hosts, and a rank that skips a call (it dumps on SIGUSR1).
 set_tests_properties(mpi.faults.stall.np4.hosts_2_2 PROPERTIES FIXTURES_SETUP flight_stall)
 strata_add_mpi_test(mpi.faults.skip.np4.hosts_2_2 PROGRAM faults HOSTS a:2 b:2 TIMEOUT 60
-  ARGS --scenario skip ENV STRATA_TIMEOUT=2
+  ARGS --scenario skip ENV STRATA_TIMEOUT=2 STRATA_FLIGHT_RECORDER_SIGNAL=USR1
   STRATA_FLIGHT_RECORDER_FILE=${CMAKE_CURRENT_BINARY_DIR}/flight.skip.%r.jsonl)
 set_tests_properties(mpi.faults.skip.np4.hosts_2_2 PROPERTIES FIXTURES_SETUP flight_skip)
 strata_add_mpi_test(mpi.faults.abort_queued.np4 PROGRAM faults NP 4 TIMEOUT 60

@@ -18,7 +18,9 @@
 //                         skipped call). Without STRATA_CHECK nothing can tell: its calls pair
 //                         with the others' earlier ones and succeed; the others' last one
 //                         times out (strataRemoteError within T + slack). The skipper then
-//                         dumps on demand (strataCommDump, as a user's hang handler would), so
+//                         dumps on demand, as an operator would on a hung job: with
+//                         STRATA_FLIGHT_RECORDER_SIGNAL=USR1 it raises SIGUSR1 and its dump
+//                         must appear within 5 s, else it calls strataCommDump; so that
 //                         strata-trace hang can name it from the dumps (tests/tools).
 //   --scenario abort-queued  every rank queues nonblocking allreduces; rank --stall-rank
 //                         aborts at once (it must return promptly, and its requests must then
@@ -38,6 +40,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -250,7 +253,20 @@ void skipOne(Harness& h, int skipRank, int skipAt, size_t count) {
                                           ", expected strataRemoteError: " + msg);
     h.expect(t <= T + kSlack, "the last allreduce took " + std::to_string(t) + " s");
   }
-  if (skipper) {
+  if (skipper && std::getenv("STRATA_FLIGHT_RECORDER_SIGNAL") != nullptr) {
+    h.step("raise(SIGUSR1)");
+    const std::string path = flightFile(h.rank());
+    h.expect(!path.empty(), "the signal case needs STRATA_FLIGHT_RECORDER_FILE");
+    std::raise(SIGUSR1);
+    bool dumped = false;
+    for (int i = 0; i < 500 && !dumped && !path.empty(); ++i) {
+      std::ifstream in(path);
+      std::string line;
+      dumped = static_cast<bool>(std::getline(in, line));
+      if (!dumped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    h.expect(dumped, "no dump in " + path + " within 5 s of SIGUSR1");
+  } else if (skipper) {
     h.step("strataCommDump");
     h.expectSuccess(strataCommDump(comm), "strataCommDump", comm);
   }
