@@ -47,6 +47,7 @@ asan_mpi=(
   'mpi\.nonblocking\.np3'
   'mpi\.nonblocking\.np4\.topo_flat4'
   'mpi\.fusion\.np4\.hosts_2_2\.theta4k'
+  'mpi\.fusion\.np4\.hosts_2_2\.threads\.trace'
   'mpi\.collectives\.uid\.np4\.hosts_2_2'
 )
 tsan_mpi=(
@@ -57,7 +58,7 @@ tsan_mpi=(
   'mpi\.p2p_groups\.np4\.topo_2x2\.threads'
   'mpi\.p2p_groups\.cross_order\.collectives\.np4\.threads'
   'mpi\.lifecycle\.after_finalize\.np3\.threads'
-  'mpi\.fusion\.np4\.hosts_2_2\.threads'
+  'mpi\.fusion\.np4\.hosts_2_2\.threads\.trace'
   'mpi\.nonblocking\.uid\.np4\.hosts_2_2\.threads'
 )
 
