@@ -48,4 +48,6 @@ if(TARGET strata_mpi_faults AND TARGET strata-perf)
   set_tests_properties(tools.strata_trace.live_stall tools.strata_trace.live_dead_peer
     PROPERTIES FIXTURES_REQUIRED flight_stall)
   set_tests_properties(tools.strata_trace.live_skip PROPERTIES FIXTURES_REQUIRED flight_skip)
+  # It starts mpiexec: serially, as tests/mpi's entries run.
+  set_tests_properties(tools.strata_trace.live_timeline PROPERTIES RUN_SERIAL TRUE)
 endif()
