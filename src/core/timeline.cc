@@ -22,8 +22,8 @@
 namespace strata::core {
 namespace {
 
-constexpr int kCallsTid = 1;   // calls, waits in the queue, fusion packs
-constexpr int kStepsTid = 2;   // the steps of the programs, casts and copies
+constexpr int kCallsTid = 1;   // calls and waits
+constexpr int kStepsTid = 2;   // the steps of the programs, fusion copies, casts
 constexpr int kFlightTid = 3;  // a pipelined allreduce in flight while other steps run
 constexpr int kClockRounds = 5;
 const std::string kFlatName = "\"flat\"";  // the flat group's level name, as JSON
@@ -74,12 +74,8 @@ const char* catName(TimelineEvent::Cat c) {
       return "wait";
     case TimelineEvent::Cat::kFusion:
       return "fusion";
-    case TimelineEvent::Cat::kCopy:
-      return "copy";
     case TimelineEvent::Cat::kCompress:
       return "compress";
-    case TimelineEvent::Cat::kStaging:
-      return "staging";
   }
   return "?";
 }
@@ -230,10 +226,9 @@ void Timeline::writerLoop() {
 
 void Timeline::write(const std::vector<TimelineEvent>& events) {
   if (file_ == nullptr || failed_) return;
-  std::string out;
-  out.reserve(events.size() * 300);
-  for (const TimelineEvent& e : events) writeOne(e, out);
-  if (std::fwrite(out.data(), 1, out.size(), file_) != out.size()) {
+  text_.clear();
+  for (const TimelineEvent& e : events) writeOne(e, text_);
+  if (std::fwrite(text_.data(), 1, text_.size(), file_) != text_.size()) {
     failed_ = true;
     STRATA_WARN(kSubsysColl, "STRATA_TRACE %s: cannot write: %s; the timeline stops here",
                 path_.c_str(), std::strerror(errno));
@@ -277,12 +272,11 @@ void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
   };
   const bool flat = e.level < 0 || e.level >= static_cast<int>(levelNames_.size());
   const std::string& level = flat ? kFlatName : levelNames_[static_cast<size_t>(e.level)];
-  int tid = kCallsTid;
-  if (e.cat == Cat::kStep) tid = e.inFlight ? kFlightTid : kStepsTid;
-  if (e.cat == Cat::kFusion || e.cat == Cat::kCopy || e.cat == Cat::kCompress ||
-      e.cat == Cat::kStaging) {
-    tid = kStepsTid;
-  }
+  // Calls and waits on the calls track; a pipelined allreduce in flight on its own; the rest
+  // (steps, fusion copies, casts) on the steps track.
+  const int tid = e.cat == Cat::kCall || e.cat == Cat::kWait ? kCallsTid
+                  : e.inFlight                               ? kFlightTid
+                                                             : kStepsTid;
   text(",\n{\"ph\":\"X\",\"cat\":\"");
   text(catName(e.cat));
   text("\",\"pid\":");

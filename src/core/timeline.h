@@ -40,7 +40,7 @@ namespace strata::core {
 class Comm;
 
 struct TimelineEvent {
-  enum class Cat : uint8_t { kCall, kStep, kWait, kFusion, kCopy, kCompress, kStaging };
+  enum class Cat : uint8_t { kCall, kStep, kWait, kFusion, kCompress };
   Cat cat = Cat::kCall;
   const char* name = "";    // a static string: "queue", "fusion pack", ...
   const char* fabric = "";  // steps and waits: the fabric's name (static in every fabric)
@@ -101,6 +101,7 @@ class Timeline {
   bool stop_ = false;
   bool failed_ = false;  // the writer's: a write failed
   std::thread writer_;
+  std::string text_;  // the writer's JSON of one buffer, reused (a buffer is about 2 MB of it)
   std::atomic<uint64_t> running_{0};
 };
 
