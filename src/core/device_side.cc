@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "core/bounded.h"
 #include "core/dispatch.h"
+#include "core/timeline.h"
 #include "fabrics/device_choice.h"
 #include "fabrics/mpi_cuda/mpi_cuda_fabric.h"
 #include "fabrics/registry.h"
@@ -111,6 +112,7 @@ Status makeState(Comm& c) {
   STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
   d->options = c.fabricOptions();
   d->options.stream = d->stream;
+  d->options.spans = c.timeline();
   STRATA_ASSIGN_OR_RETURN(gpu::DeviceUuid uuid, gpu::deviceUuid(d->device));
   std::copy(uuid.begin(), uuid.end(), d->identity.uuid);
   d->identity.hostHash = fabric::hostHash(c.settings().hostName);
@@ -254,8 +256,13 @@ Status submitDevice(Comm& c, const std::vector<Prepared>& prepared,
   c.engine().submit([&c, prepared, tickets, held](const Status& earlier) {
     DeviceState& state = *c.device();
     Status st = earlier.isOk() ? held : earlier;
-    for (const gpu::StreamGate::Ticket& t : tickets) {
-      if (st.isOk()) st = state.gate->waitReady(t);
+    {
+      // On the timeline: how long the call waited for the work queued before it on its streams.
+      TimelineSpan gate(c.timeline(), TimelineEvent::Cat::kWait, "stream gate",
+                        prepared[0].call.seq);
+      for (const gpu::StreamGate::Ticket& t : tickets) {
+        if (st.isOk()) st = state.gate->waitReady(t);
+      }
     }
     if (st.isOk()) st = runOnDevice(c, prepared);
     for (const gpu::StreamGate::Ticket& t : tickets) state.gate->release(t);

@@ -8,6 +8,7 @@
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
+#include "core/nvtx.h"
 #include "core/run_steps.h"
 #include "decompose/schedule.h"
 
@@ -18,10 +19,8 @@ namespace {
 using plan::Step;
 using Shape = Program::Shape;
 
-// Runs `body` as the flight recorder's running call(s): the call, or a fusion pack's members
-// (core/flight_recorder.h).
-// The timeline's event of call `k`, run over [begin, end).
-void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
+// The timeline's event of call `k`, without its times.
+TimelineEvent callEvent(const Call& k) {
   TimelineEvent e;
   e.cat = TimelineEvent::Cat::kCall;
   e.seq = k.seq;
@@ -31,6 +30,12 @@ void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
   e.op = k.op;
   e.root = k.root;
   e.bytes = k.count * dataTypeSize(k.type);
+  return e;
+}
+
+// The timeline's event of call `k`, run over [begin, end).
+void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
+  TimelineEvent e = callEvent(k);
   e.beginNs = begin;
   e.endNs = end;
   e.queuedNs = k.issuedNs != 0 && k.issuedNs < begin ? begin - k.issuedNs : 0;
@@ -44,11 +49,16 @@ void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
     q.name = "queue";
     q.seq = k.seq;
     q.beginNs = k.issuedNs;
-    q.endNs = begin;
+    // 1 ns short of the call's start: viewers add ts and dur in doubles, and an end equal to
+    // the next event's start can come out a hair later, which Chrome DevTools takes for a bad
+    // nesting and then draws neither event.
+    q.endNs = begin - 1;
     t.add(q);
   }
 }
 
+// Runs `body` as the flight recorder's running call(s): the call, or a fusion pack's members
+// (core/flight_recorder.h); on the timeline, and as NVTX ranges while it runs.
 template <typename Body>
 Status recorded(Comm& c, const Prepared& p, Body body) {
   FlightRecorder& fr = c.flightRecorder();
@@ -58,11 +68,19 @@ Status recorded(Comm& c, const Prepared& p, Body body) {
     for (const Call& m : p.fused) fr.started(m.record);
   }
   Timeline* t = c.timeline();
-  if (t != nullptr) t->setRunning(p.call.seq);
+  std::vector<uint64_t> ranges;  // NVTX: one per call, each member of a pack
+  if (t != nullptr) {
+    t->setRunning(p.call.seq);
+    if (t->nvtx() && p.fused.empty()) ranges.push_back(t->nvtxStart(callEvent(p.call)));
+    if (t->nvtx()) {
+      for (const Call& m : p.fused) ranges.push_back(t->nvtxStart(callEvent(m)));
+    }
+  }
   const int64_t begin = t != nullptr ? Timeline::nowNs() : 0;
   const Status st = body();
   if (t != nullptr) {
     const int64_t end = Timeline::nowNs();
+    for (uint64_t r : ranges) nvtx::end(r);
     if (p.fused.empty()) {
       traceCall(*t, p.call, begin, end);
     } else {

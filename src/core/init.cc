@@ -19,6 +19,7 @@
 #include "core/describe.h"
 #include "core/flight_dump.h"
 #include "core/flight_signal.h"
+#include "core/nvtx.h"
 #include "core/plan_load.h"
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
@@ -146,7 +147,8 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
 }
 
 Status Comm::openTimeline() {
-  StatusOr<std::unique_ptr<Timeline>> t = Timeline::open(*this, settings_.tracePattern);
+  StatusOr<std::unique_ptr<Timeline>> t =
+      Timeline::open(*this, settings_.tracePattern, settings_.nvtx && nvtx::attached());
   // One rank's unwritable path fails every rank's init: the others would trace alone.
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, t.status()));
   timeline_ = t.take();

@@ -6,6 +6,7 @@
 #include "common/buffer.h"
 #include "common/datatype.h"
 #include "common/log.h"
+#include "core/nvtx.h"
 #include "core/wire_steps.h"
 
 namespace strata::core {
@@ -101,11 +102,11 @@ Status runSteps(Comm& c, Executor& x, const std::vector<LevelGroup*>& groups, co
                             s->level);
     STRATA_ASSIGN_OR_RETURN(fabric::Fabric * f, fabricFor(c, x, groups, s->level));
     Timeline* t = c.timeline();
-    TimelineSpan span(t, TimelineEvent::Cat::kStep, "", t != nullptr ? t->running() : 0);
-    if (span.on()) {
-      describeStep(span.event, *s, ts, *f, static_cast<int>(s - begin + 1),
-                   static_cast<int>(end - begin));
-    }
+    TimelineSpan span(t, [&](TimelineEvent& e) {
+      e.cat = TimelineEvent::Cat::kStep;
+      e.seq = t->running();
+      describeStep(e, *s, ts, *f, static_cast<int>(s - begin + 1), static_cast<int>(end - begin));
+    });
     // A compressed step's wire-type copy; none where the executor has no host scratch for it.
     WireType w = stepWire(wire, *s, type, op);
     void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(0, wireBytes(*s));
@@ -221,6 +222,7 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
   WireAllReduce inFlightWire;  // AR(k-1) compressed: its wire copy (slot 1) and scale
   Timeline* const t = c.timeline();
   TimelineEvent inFlightEvent;  // AR(k-1) on the timeline, from its start to its wait's end
+  uint64_t inFlightRange = 0;   // and its NVTX range
   Status failed = Status::ok();
   for (size_t k = 0; k <= pieces && failed.isOk(); ++k) {
     const size_t off = k * piece;
@@ -242,6 +244,8 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
       }
       if (t != nullptr) {
         inFlightEvent.endNs = Timeline::nowNs();
+        nvtx::end(inFlightRange);
+        inFlightRange = 0;
         t->add(inFlightEvent);
       }
       if (!st.isOk()) {
@@ -264,7 +268,18 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
         failed = f.status();
         break;
       }
-      const int64_t arBegin = t != nullptr ? Timeline::nowNs() : 0;
+      if (t != nullptr) {
+        inFlightEvent = TimelineEvent{};
+        inFlightEvent.cat = TimelineEvent::Cat::kStep;
+        inFlightEvent.inFlight = true;
+        inFlightEvent.seq = t->running();
+        const Split& whole = splitOf(k);
+        describeStep(inFlightEvent, *sk.ar, ts, *f.value(),
+                     static_cast<int>(sk.ar - whole.begin + 1),
+                     static_cast<int>(whole.end - whole.begin));
+        inFlightRange = t->nvtxStart(inFlightEvent);
+        inFlightEvent.beginNs = Timeline::nowNs();
+      }
       // Compressed, its wire copy lives in slot 1: slot 0 serves the steps run meanwhile.
       const WireType w = stepWire(&exec.wire, *sk.ar, type, op);
       void* wireBuf = w == WireType::kNone ? nullptr : x.wireScratch(1, wireBytes(*sk.ar));
@@ -282,17 +297,6 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
       if (!failed.isOk()) break;
       inFlight = f.value();
       inFlightStep = sk.ar;
-      if (t != nullptr) {
-        inFlightEvent = TimelineEvent{};
-        inFlightEvent.cat = TimelineEvent::Cat::kStep;
-        inFlightEvent.inFlight = true;
-        inFlightEvent.seq = t->running();
-        const Split& whole = splitOf(k);
-        describeStep(inFlightEvent, *sk.ar, ts, *inFlight,
-                     static_cast<int>(sk.ar - whole.begin + 1),
-                     static_cast<int>(whole.end - whole.begin));
-        inFlightEvent.beginNs = arBegin;
-      }
     }
     if (k > 0) {
       fabric::IdleHook agHook(inFlight);
@@ -306,6 +310,7 @@ Status runPipelined(Comm& c, Executor& x, const ProgramPass& pass, const void* s
     Status drained = inFlight->allReduceWait();
     (void)drained;
   }
+  nvtx::end(inFlightRange);  // a range still open after a failure
   return failed;
 }
 

@@ -81,6 +81,11 @@ StatusOr<Settings> Settings::fromEnv() {
   }
   s.flightCalls = static_cast<size_t>(flight);
   s.tracePattern = env::get(var::STRATA_TRACE);
+  STRATA_ASSIGN_OR_RETURN(int64_t nvtx, env::get(var::STRATA_NVTX));
+  if (nvtx != 0 && nvtx != 1) {
+    return invalidArgument("STRATA_NVTX=" + std::to_string(nvtx) + ": expected 0 or 1");
+  }
+  s.nvtx = nvtx == 1;
   STRATA_ASSIGN_OR_RETURN(s.dumpSignal,
                           parseDumpSignal(env::get(var::STRATA_FLIGHT_RECORDER_SIGNAL)));
   const std::string compress = env::get(var::STRATA_COMPRESS);
@@ -164,6 +169,8 @@ const std::vector<const char*>& localSettings() {
       // Whether it is set must agree (opening a timeline measures clocks with the peers:
       // checked at init); its path is each rank's own.
       "STRATA_TRACE",
+      // NVTX ranges are each rank's own: a profiler may watch some ranks only.
+      "STRATA_NVTX",
       // Read where a library is loaded, not by a communicator.
       "STRATA_NCCL_REAL_LIB",
       "STRATA_NCCL_FALLBACK",

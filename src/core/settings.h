@@ -34,6 +34,7 @@ struct Settings {
   bool checkSites = false;     // STRATA_CHECK=2: and the call site of each
   size_t flightCalls = 0;      // STRATA_FLIGHT_RECORDER_SIZE (0: off)
   std::string tracePattern;    // STRATA_TRACE: the timeline's file pattern (empty: off)
+  bool nvtx = true;            // STRATA_NVTX: NVTX ranges while a tool collects them
   int dumpSignal = 0;          // STRATA_FLIGHT_RECORDER_SIGNAL: its number (0: none)
   double timeoutSeconds = 0;   // STRATA_TIMEOUT: the longest wait for peers (0: for ever)
   // Where timeoutSeconds came from, for messages: STRATA_TIMEOUT, or the communicator's

@@ -76,6 +76,8 @@ const char* catName(TimelineEvent::Cat c) {
       return "fusion";
     case TimelineEvent::Cat::kCompress:
       return "compress";
+    case TimelineEvent::Cat::kStaging:
+      return "staging";
   }
   return "?";
 }
@@ -92,12 +94,24 @@ int64_t Timeline::nowNs() {
       .count();
 }
 
-StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& pattern) {
-  if (pattern.empty()) return std::unique_ptr<Timeline>();
-  double offsetUs = 0, errorUs = 0;
-  STRATA_RETURN_IF_ERROR(measureOffset(c.bootstrap(), &offsetUs, &errorUs));
+StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& pattern, bool nvtx) {
+  if (pattern.empty() && !nvtx) return std::unique_ptr<Timeline>();
   std::unique_ptr<Timeline> t(new Timeline());
   t->rank_ = c.rank();
+  t->nvtx_ = nvtx;
+  const topo::Hierarchy& h = c.hierarchy();
+  for (int l = 0; l < h.numLevels(); ++l) {
+    t->levelNames_.push_back(nlohmann::json(h.level(l).name).dump());
+  }
+  if (pattern.empty()) {
+    STRATA_INFO(kSubsysInit,
+                "commHash %s NVTX ranges in the \"strata\" domain (a tool collects "
+                "NVTX; STRATA_NVTX=0 turns them off)",
+                hashText(c.hash()).c_str());
+    return t;
+  }
+  double offsetUs = 0, errorUs = 0;
+  STRATA_RETURN_IF_ERROR(measureOffset(c.bootstrap(), &offsetUs, &errorUs));
   t->path_ = claimPath(rankFilePath(pattern, c));
   t->file_ = std::fopen(t->path_.c_str(), "w");
   if (t->file_ == nullptr) {
@@ -110,10 +124,8 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
     v->clear();
   }
   nlohmann::json levels = nlohmann::json::array();
-  const topo::Hierarchy& h = c.hierarchy();
   for (int l = 0; l < h.numLevels(); ++l) {
     const topo::Level& lv = h.level(l);
-    t->levelNames_.push_back(nlohmann::json(lv.name).dump());
     nlohmann::json e = {{"name", lv.name}, {"fabric", lv.fabric}, {"size", h.width(l)}};
     if (lv.link.kind != topo::LinkKind::kUnknown && lv.link.bandwidthGBps > 0) {
       // Shared by linkSharing groups at once: what one group's members get.
@@ -180,6 +192,7 @@ Timeline::~Timeline() {
 }
 
 void Timeline::add(const TimelineEvent& e) {
+  if (file_ == nullptr) return;  // NVTX ranges only
   std::unique_lock<std::mutex> lock(mutex_);
   buffer_.push_back(e);
   if (buffer_.size() >= kBufferEvents) handOver(lock);
@@ -196,6 +209,33 @@ void Timeline::flush() {
   if (!buffer_.empty()) handOver(lock);
   cv_.wait(lock, [&] { return full_.empty() && !writing_; });
   if (file_ != nullptr) std::fflush(file_);
+}
+
+uint64_t Timeline::nvtxStart(const TimelineEvent& e) const {
+  if (!nvtx_) return 0;
+  std::string name;  // only with a tool attached: its own cost dwarfs this string's
+  appendName(e, name);
+  return nvtx::start(name.c_str(), static_cast<uint32_t>(e.cat) + 1);
+}
+
+fabric::SpanSink::Open Timeline::openSpan(const char* name) {
+  Open o;
+  o.name = name;
+  if (nvtx_) o.range = nvtx::start(name, static_cast<uint32_t>(TimelineEvent::Cat::kStaging) + 1);
+  o.beginNs = nowNs();
+  return o;
+}
+
+void Timeline::closeSpan(const Open& span, uint64_t bytes) {
+  TimelineEvent e;
+  e.endNs = nowNs();
+  if (span.range != 0) nvtx::end(span.range);
+  e.cat = TimelineEvent::Cat::kStaging;
+  e.name = span.name;
+  e.seq = running();
+  e.beginNs = span.beginNs;
+  e.bytes = bytes;
+  add(e);
 }
 
 void Timeline::writerLoop() {
@@ -271,7 +311,7 @@ void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
     out += '"';
   };
   const bool flat = e.level < 0 || e.level >= static_cast<int>(levelNames_.size());
-  const std::string& level = flat ? kFlatName : levelNames_[static_cast<size_t>(e.level)];
+  const std::string& level = levelJson(e.level);
   // Calls and waits on the calls track; a pipelined allreduce in flight on its own; the rest
   // (steps, fusion copies, casts) on the steps track.
   const int tid = e.cat == Cat::kCall || e.cat == Cat::kWait ? kCallsTid
@@ -288,23 +328,7 @@ void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
   text(",\"dur\":");
   micros(e.endNs - e.beginNs);
   text(",\"name\":\"");
-  switch (e.cat) {
-    case Cat::kCall:
-      text(collectiveName(e.coll));
-      text(" #");
-      integer(e.seq);
-      break;
-    case Cat::kStep:
-      text(collectiveName(e.coll));
-      out += ' ';
-      out.append(level, 1, level.size() - 2);  // unquoted
-      out += '/';
-      text(e.fabric);
-      break;
-    default:
-      text(e.name);
-      break;
-  }
+  appendName(e, out);
   text("\",\"args\":{\"seq\":");
   integer(e.seq);
   switch (e.cat) {
@@ -350,6 +374,37 @@ void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
       break;
   }
   text("}}");
+}
+
+const std::string& Timeline::levelJson(int level) const {
+  const bool flat = level < 0 || level >= static_cast<int>(levelNames_.size());
+  return flat ? kFlatName : levelNames_[static_cast<size_t>(level)];
+}
+
+// "allreduce #12" for a call, "reducescatter node/shm" for a step, else the event's own name.
+void Timeline::appendName(const TimelineEvent& e, std::string& out) const {
+  switch (e.cat) {
+    case TimelineEvent::Cat::kCall: {
+      out += collectiveName(e.coll);
+      out += " #";
+      char num[24];
+      const std::to_chars_result r = std::to_chars(num, num + sizeof(num), e.seq);
+      out.append(num, r.ptr);
+      break;
+    }
+    case TimelineEvent::Cat::kStep: {
+      const std::string& level = levelJson(e.level);
+      out += collectiveName(e.coll);
+      out += ' ';
+      out.append(level, 1, level.size() - 2);  // unquoted
+      out += '/';
+      out += e.fabric;
+      break;
+    }
+    default:
+      out += e.name;
+      break;
+  }
 }
 
 }  // namespace strata::core

@@ -2,14 +2,17 @@
 // that Perfetto and chrome://tracing open, as Horovod's HOROVOD_TIMELINE does. Each call (from
 // start to end, with the time it waited in the queue since it was issued), each step of its
 // program (level, fabric, kind, group, bytes), the pipelined allreduce's waits, fusion packs'
-// copies and compression casts. `strata-trace merge` aligns the ranks' files with the clock
+// copies, compression casts, and for device calls the stream gate's wait and the staged
+// fabric's waits for its copies. In CUDA builds the same spans are NVTX ranges of the "strata"
+// domain while a tool collects NVTX (core/nvtx.h); a timeline then exists even without
+// STRATA_TRACE, writing no file. `strata-trace merge` aligns the ranks' files with the clock
 // offsets measured at init; `strata-trace summary` turns the steps into GB/s per level.
 //
-// Cost: off, each hook is one null test of Comm::timeline(). On, a hook reads the monotonic
-// clock and appends a fixed-size event under an uncontended mutex. A writer thread of the
-// timeline turns full buffers into JSON and writes them, so no call waits on the file (a call
-// that fills a buffer while the writer still holds two waits for it: memory stays bounded at
-// 3 x kBufferEvents events). A failing call and the destructor write everything out.
+// Cost: off (no STRATA_TRACE, no NVTX tool), each hook is one null test of Comm::timeline(). On, a
+// hook reads the monotonic clock and appends a fixed-size event under an uncontended mutex. A
+// writer thread of the timeline turns full buffers into JSON and writes them, so no call waits on
+// the file (a call that fills a buffer while the writer still holds two waits for it: memory stays
+// bounded at 3 x kBufferEvents events). A failing call and the destructor write everything out.
 //
 // File: one per communicator and rank, at the pattern's path (%h host, %r rank, %p pid, %%);
 // a second communicator of the process whose path would be the same gets ".<n>" before the
@@ -34,13 +37,16 @@
 
 #include "common/collective.h"
 #include "common/status.h"
+#include "core/nvtx.h"
+#include "fabrics/fabric.h"
 
 namespace strata::core {
 
 class Comm;
 
 struct TimelineEvent {
-  enum class Cat : uint8_t { kCall, kStep, kWait, kFusion, kCompress };
+  // In this order the NVTX categories (core/nvtx.cc), 1-based.
+  enum class Cat : uint8_t { kCall, kStep, kWait, kFusion, kCompress, kStaging };
   Cat cat = Cat::kCall;
   const char* name = "";    // a static string: "queue", "fusion pack", ...
   const char* fabric = "";  // steps and waits: the fabric's name (static in every fabric)
@@ -58,20 +64,29 @@ struct TimelineEvent {
   bool inFlight = false;  // steps: a pipelined allreduce, from its start to the end of its wait
 };
 
-class Timeline {
+class Timeline final : public fabric::SpanSink {
  public:
   static constexpr size_t kBufferEvents = 8192;
 
   // Opens the file for `c` (after its hierarchy exists) and measures the clock offsets over its
-  // bootstrap. Collective over the members: every member has the same STRATA_TRACE setting
-  // being set (checked at init). Null when `pattern` is empty.
-  static StatusOr<std::unique_ptr<Timeline>> open(Comm& c, const std::string& pattern);
+  // bootstrap. Collective over the members when `pattern` is set: every member has the same
+  // STRATA_TRACE setting being set (checked at init). With `nvtx`, the spans are also NVTX
+  // ranges; with `nvtx` and no pattern the timeline is local and writes nothing. Null when
+  // neither is wanted.
+  static StatusOr<std::unique_ptr<Timeline>> open(Comm& c, const std::string& pattern, bool nvtx);
   ~Timeline();  // writes what is left, closes the array, stops the writer
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
   static int64_t nowNs();
-  void add(const TimelineEvent& e);
+  void add(const TimelineEvent& e);  // a finished span, to the file (nothing without one)
+  bool nvtx() const { return nvtx_; }
+  // The NVTX range of a span that begins now, named as its event will be in the file; 0 when
+  // NVTX is off. The event must be described (cat, name, seq; a step's kind, level, fabric).
+  uint64_t nvtxStart(const TimelineEvent& e) const;
+  // fabric::SpanSink: a fabric's span (the staged fabric's copy waits), on the steps track.
+  Open openSpan(const char* name) override;
+  void closeSpan(const Open& span, uint64_t bytes) override;
   // The call running now (calls run one at a time): what steps and waits belong to.
   void setRunning(uint64_t seq) { running_.store(seq, std::memory_order_relaxed); }
   uint64_t running() const { return running_.load(std::memory_order_relaxed); }
@@ -87,9 +102,12 @@ class Timeline {
   void handOver(std::unique_lock<std::mutex>& lock);
   void write(const std::vector<TimelineEvent>& events);  // the writer thread only
   void writeOne(const TimelineEvent& e, std::string& out) const;
+  void appendName(const TimelineEvent& e, std::string& out) const;  // its name in file and NVTX
+  const std::string& levelJson(int level) const;  // a level's name as JSON; "flat" for -1
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  std::FILE* file_ = nullptr;  // null: NVTX ranges only
+  bool nvtx_ = false;
   int rank_ = 0;
   std::vector<std::string> levelNames_;  // as JSON strings, quoted and escaped
   std::mutex mutex_;
@@ -106,7 +124,9 @@ class Timeline {
 };
 
 // Records one span [begin, now) when the timeline is on; the branch is all it costs when off.
-// Fill `event` before the span ends; the destructor stamps endNs and adds it.
+// Fill `event`'s counters (bytes) before the span ends; the destructor stamps endNs and adds it.
+// Its NVTX range (when on) starts here, so what names it is given here: the category, name and
+// sequence number, or for a step `describe(event)`, called only when the timeline is on.
 class TimelineSpan {
  public:
   TimelineSpan(Timeline* t, TimelineEvent::Cat cat, const char* name, uint64_t seq) : t_(t) {
@@ -114,11 +134,18 @@ class TimelineSpan {
     event.cat = cat;
     event.name = name;
     event.seq = seq;
-    event.beginNs = Timeline::nowNs();
+    begin();
+  }
+  template <typename Describe>
+  TimelineSpan(Timeline* t, Describe&& describe) : t_(t) {
+    if (t_ == nullptr) return;
+    describe(event);
+    begin();
   }
   ~TimelineSpan() {
     if (t_ == nullptr) return;
     event.endNs = Timeline::nowNs();
+    if (range_ != 0) nvtx::end(range_);
     t_->add(event);
   }
   TimelineSpan(const TimelineSpan&) = delete;
@@ -128,7 +155,13 @@ class TimelineSpan {
   TimelineEvent event;
 
  private:
+  void begin() {
+    if (t_->nvtx()) range_ = t_->nvtxStart(event);
+    event.beginNs = Timeline::nowNs();
+  }
+
   Timeline* t_;
+  uint64_t range_ = 0;
 };
 
 }  // namespace strata::core

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -126,6 +127,23 @@ class IdleHook {
   static thread_local Fabric* current_;
 };
 
+// Where a fabric shows spans of its own work on the communicator's timeline (core/timeline.h)
+// and as NVTX ranges: the staged fabric's waits for its copies. openSpan() at its start,
+// closeSpan() with what openSpan() returned at its end, on the same thread.
+class SpanSink {
+ public:
+  struct Open {
+    const char* name = "";  // a static string
+    int64_t beginNs = 0;
+    uint64_t range = 0;  // its NVTX range; 0: none
+  };
+  virtual Open openSpan(const char* name) = 0;
+  virtual void closeSpan(const Open& span, uint64_t bytes) = 0;
+
+ protected:
+  ~SpanSink() = default;
+};
+
 // Settings a fabric takes from the communicator (which reads them once from the environment).
 struct FabricOptions {
   size_t shmSlotBytes = 4 << 20;  // shm: bytes of each of a member's two shared slots
@@ -136,6 +154,8 @@ struct FabricOptions {
   // each pinned slot of the staged fabric.
   void* stream = nullptr;
   size_t stagingBytes = 4 << 20;
+  // The communicator's timeline, when STRATA_TRACE or an NVTX tool wants spans; null otherwise.
+  SpanSink* spans = nullptr;
 };
 
 }  // namespace strata::fabric

@@ -9,6 +9,7 @@
 #   TRACE_SCRIPT      optional: another copy of the script to test
 #   live_* cases: LIVE_DUMPS (tests/mpi's build folder, where the fault entries dump),
 #   MPIEXEC, PERF_BIN and HOSTNAME_BY_RANK (live_timeline runs strata-perf with STRATA_TRACE)
+#   NVTX_CAPTURE_LIB (live_nvtx: the stand-in NVTX tool, tests/tools/nvtx/nvtx_capture.cc)
 # The fixtures (tests/tools/data/trace): timeline/, two hand-written ranks whose numbers are
 # worked out below; stall/ and count_mismatch/, the flight-recorder dumps of real runs of
 # strata_mpi_faults (4 ranks on 2 hosts interleaved, STRATA_TIMEOUT=2; count_mismatch/ from
@@ -411,6 +412,106 @@ assert set(levels) == {"node", "network"}, levels
 for l in levels.values():
     assert l["steps"] > 0 and l["GBps"] > 0 and l["wireBytes"] > 0, l
 '
+    ;;
+
+  live_nvtx)
+    # NVTX ranges (CUDA builds), seen by a stand-in NVTX tool loaded as Nsight Systems is
+    # (NVTX_CAPTURE_LIB: tests/tools/nvtx/nvtx_capture.cc; no GPU needed). The same job as
+    # live_timeline: with STRATA_TRACE too, the ranges must be the timeline's spans by name and
+    # number (all but the "queue" waits, which are known only once the call starts); with the
+    # tool alone, ranges and no file; with STRATA_NVTX=0, no range; STRATA_NVTX=2 is refused.
+    lib=${NVTX_CAPTURE_LIB:?}
+    perf=("${PERF_BIN:?}" -b 1M -e 1M -w 2 -n 4)
+    mkdir "$work/both" "$work/nvtx" "$work/off"
+    NVTX_INJECTION64_PATH=$lib NVTX_CAPTURE_DIR=$work/both STRATA_TRACE="$work/both/trace.%r.json" \
+      mpirun -n 4 sh "${HOSTNAME_BY_RANK:?}" 2 "${perf[@]}"
+    expect_rc 0
+    NVTX_INJECTION64_PATH=$lib NVTX_CAPTURE_DIR=$work/nvtx mpirun -n 4 sh "$HOSTNAME_BY_RANK" 2 \
+      "${perf[@]}"
+    expect_rc 0
+    NVTX_INJECTION64_PATH=$lib NVTX_CAPTURE_DIR=$work/off STRATA_NVTX=0 \
+      mpirun -n 4 sh "$HOSTNAME_BY_RANK" 2 "${perf[@]}"
+    expect_rc 0
+    "$python" - "$work" <<'PYEOF' || fail "the NVTX ranges are not the timeline's spans"
+import collections, glob, json, os, sys
+w = sys.argv[1]
+
+def ranges(d):
+    """Per process: the (category, message) of each range, checked to be closed once."""
+    out = []
+    for log in sorted(glob.glob(os.path.join(d, "nvtx.*.log"))):
+        lines = open(log).read().splitlines()
+        assert lines[0] == "injected", (log, lines[:2])
+        domains = {l.split()[1]: l.split(None, 2)[2] for l in lines if l.startswith("domain ")}
+        assert list(domains.values()) == ["strata"], domains
+        cats = {int(l.split()[2]): l.split(None, 3)[3] for l in lines if l.startswith("category ")}
+        assert cats == {1: "call", 2: "step", 3: "wait", 4: "fusion", 5: "compress",
+                        6: "staging"}, cats
+        open_, got = {}, []
+        for l in lines:
+            if l.startswith("start "):
+                _, dom, rid, cat, msg = l.split(" ", 4)
+                assert rid not in open_, l
+                open_[rid] = (cats[int(cat)], msg)
+                got.append(open_[rid])
+            elif l.startswith("end "):
+                _, dom, rid = l.split()
+                assert rid in open_, ("an end without a start", l)
+                del open_[rid]
+        assert not open_, ("ranges never ended", log, open_)
+        out.append(got)
+    return out
+
+both = ranges(os.path.join(w, "both"))
+assert len(both) == 4, len(both)
+nvtx = collections.Counter(r for proc in both for r in proc)
+trace = collections.Counter()
+for f in glob.glob(os.path.join(w, "both", "trace.*.json")):
+    for e in json.load(open(f)):
+        if e.get("ph") == "X" and e["name"] != "queue":
+            trace[(e["cat"], e["name"])] += 1
+assert sum(trace.values()) > 0 and nvtx == trace, (nvtx - trace, trace - nvtx)
+calls = [m for c, m in nvtx if c == "call"]
+assert nvtx[("call", "allreduce #1")] == 4 and len(calls) == 14, calls
+assert {m for c, m in nvtx if c == "step"} >= {"reducescatter node/shm", "allgather node/shm"}, nvtx
+
+alone = ranges(os.path.join(w, "nvtx"))
+assert len(alone) == 4 and not glob.glob(os.path.join(w, "nvtx", "*.json")), os.listdir(w + "/nvtx")
+for proc in alone:
+    assert sum(1 for c, m in proc if c == "call") == 14, proc
+    assert any(c == "step" and m.endswith("network/mpi") for c, m in proc), proc
+
+for log in glob.glob(os.path.join(w, "off", "nvtx.*.log")):
+    assert not any(l.startswith(("start ", "domain ")) for l in open(log)), log
+PYEOF
+    STRATA_NVTX=2 mpirun -n 2 "${perf[@]}"
+    [ "$rc" -ne 0 ] || fail "STRATA_NVTX=2 was accepted"
+    grep -q "STRATA_NVTX=2: expected 0 or 1" "$out" "$err" || fail "no message about STRATA_NVTX=2"
+    ;;
+
+  live_device)
+    # A GPU machine's check (labelled gpu; without a GPU strata-perf exits 77 and so does this):
+    # device allreduces of 2 ranks as 2 hosts sharing the GPU, so the network level runs on the
+    # staged fabric (NCCL refuses members on one GPU) behind the progress thread's stream gate.
+    # The timeline must show the gate's wait and the staging copies inside the calls.
+    mkdir "$work/d"
+    STRATA_TRACE="$work/d/trace.%r.json" mpirun -n 2 sh "${HOSTNAME_BY_RANK:?}" 1 \
+      "${PERF_BIN:?}" --device -b 4M -e 4M -w 1 -n 2
+    [ "$rc" -eq 77 ] && { echo "no GPU: skipped"; exit 77; }
+    expect_rc 0
+    "$python" - "$work/d" <<'PYEOF' || fail "the device timeline lacks the gate or the staging copies"
+import json, os, sys
+for r in range(2):
+    ev = json.load(open(os.path.join(sys.argv[1], "trace.%d.json" % r)))
+    names = {(e.get("cat"), e.get("name")) for e in ev if e.get("ph") == "X"}
+    for want in [("wait", "stream gate"), ("staging", "staging copy down"),
+                 ("staging", "staging copy up")]:
+        assert want in names, (r, want, sorted(names))
+    steps = [e for e in ev if e.get("cat") == "step"]
+    assert any(e["args"]["fabric"].endswith("-staged") for e in steps), steps[:3]
+    staging = [e for e in ev if e.get("cat") == "staging"]
+    assert all(e["args"]["bytes"] > 0 for e in staging), staging[:3]
+PYEOF
     ;;
 
   live_stall | live_dead_peer | live_skip)

@@ -13,7 +13,12 @@
 #                               (fixtures): live_stall (mpi.faults.stall.np4.hosts_2_2: rank 3
 #                               slept in user code), live_dead_peer (the same without rank 3's
 #                               dump, as if it had been killed), live_skip
-#                               (mpi.faults.skip.np4.hosts_2_2: rank 3 skipped a call)
+#                               (mpi.faults.skip.np4.hosts_2_2: rank 3 skipped a call);
+#                               live_timeline: STRATA_TRACE on strata-perf, 4 ranks on 2 hosts;
+#                               live_nvtx (CUDA builds): the NVTX ranges a stand-in tool
+#                               (nvtx/nvtx_capture.cc, no GPU needed) sees are the timeline's
+#                               spans, by name and number; live_device (CUDA builds, a GPU:
+#                               skipped without one): the stream gate and staging copies
 #
 # The tool is a Python script in the source tree (tools/strata-trace): nothing to build, no
 # mpiexec; every case is a unit test.
@@ -50,4 +55,22 @@ if(TARGET strata_mpi_faults AND TARGET strata-perf)
   set_tests_properties(tools.strata_trace.live_skip PROPERTIES FIXTURES_REQUIRED flight_skip)
   # It starts mpiexec: serially, as tests/mpi's entries run.
   set_tests_properties(tools.strata_trace.live_timeline PROPERTIES RUN_SERIAL TRUE)
+  if(STRATA_HAVE_CUDA)
+    # NVTX's headers come with CUDA; the tool is loaded by NVTX itself, not linked.
+    add_library(strata_nvtx_capture SHARED ${CMAKE_CURRENT_LIST_DIR}/nvtx/nvtx_capture.cc)
+    target_include_directories(strata_nvtx_capture PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    add_test(NAME tools.strata_trace.live_nvtx
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_trace.sh live_nvtx)
+    set_tests_properties(tools.strata_trace.live_nvtx PROPERTIES
+      ENVIRONMENT_MODIFICATION
+      "${STRATA_TRACE_TEST_ENV};PERF_BIN=set:$<TARGET_FILE:strata-perf>;HOSTNAME_BY_RANK=set:${PROJECT_SOURCE_DIR}/tests/mpi/hostname_by_rank.sh;NVTX_CAPTURE_LIB=set:$<TARGET_FILE:strata_nvtx_capture>"
+      LABELS "tools;mpi" TIMEOUT 90 RUN_SERIAL TRUE)
+    # The device calls' events (stream gate, staging copies): skipped without a GPU.
+    add_test(NAME tools.strata_trace.live_device
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_trace.sh live_device)
+    set_tests_properties(tools.strata_trace.live_device PROPERTIES
+      ENVIRONMENT_MODIFICATION
+      "${STRATA_TRACE_TEST_ENV};PERF_BIN=set:$<TARGET_FILE:strata-perf>;HOSTNAME_BY_RANK=set:${PROJECT_SOURCE_DIR}/tests/mpi/hostname_by_rank.sh"
+      LABELS "tools;mpi;gpu" TIMEOUT 90 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+  endif()
 endif()

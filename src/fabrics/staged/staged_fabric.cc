@@ -25,11 +25,12 @@ void keepFirst(Status& first, Status st) {
 
 class StagedFabric final : public Fabric {
  public:
-  StagedFabric(Fabric* host, size_t slotBytes, cudaStream_t stream)
+  StagedFabric(Fabric* host, size_t slotBytes, cudaStream_t stream, SpanSink* spans)
       // A slot holds a column of every member, at the widest type (staging_plan.h).
       : host_(host),
         slotBytes_(std::max<size_t>(slotBytes, host->size() * sizeof(double))),
         stream_(stream),
+        spans_(spans),
         name_(std::string(host->name()) + "-staged") {}
 
   ~StagedFabric() override {
@@ -202,6 +203,12 @@ class StagedFabric final : public Fabric {
 
   char* slot(size_t k) { return slots_ + (k % kSlots) * slotBytes_; }
 
+  static uint64_t copiedBytes(const std::vector<staging::Copy>& copies, size_t ts) {
+    uint64_t n = 0;
+    for (const staging::Copy& cp : copies) n += cp.count * ts;
+    return n;
+  }
+
   // Queues chunk k's copies down into its slot (after the slot's previous copy up).
   Status fill(const Layout& l, size_t cols, size_t k, const void* in, size_t ts) {
     const int s = static_cast<int>(k % kSlots);
@@ -247,7 +254,11 @@ class StagedFabric final : public Fabric {
       const size_t j = k - 1;
       const int s = static_cast<int>(j % kSlots);
       if (cuda.isOk()) {
+        // On the timeline: how long the host collective waited for its chunk's copy down.
+        const SpanSink::Open span =
+            spans_ != nullptr ? spans_->openSpan("staging copy down") : SpanSink::Open{};
         const cudaError_t rc = cudaEventSynchronize(filled_[s]);
+        if (spans_ != nullptr) spans_->closeSpan(span, copiedBytes(chunks_[s].in, ts));
         if (rc != cudaSuccess)
           keepFirst(cuda, cudaFailure("cudaEventSynchronize", rc, __FILE__, __LINE__));
       }
@@ -255,12 +266,17 @@ class StagedFabric final : public Fabric {
       hostFailed = hostOp(slot(j), chunks_[s]);
       if (cuda.isOk()) keepFirst(cuda, drain(j, out, ts));
     }
-    // Leave nothing in flight, whatever failed.
+    // Leave nothing in flight, whatever failed. On the timeline: the wait for the last copies
+    // up, the one part of the call the pipeline does not overlap.
+    const SpanSink::Open span =
+        spans_ != nullptr ? spans_->openSpan("staging copy up") : SpanSink::Open{};
     for (cudaStream_t st : {down_, up_}) {
       const cudaError_t rc = cudaStreamSynchronize(st);
       if (rc != cudaSuccess)
         keepFirst(cuda, cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__));
     }
+    if (spans_ != nullptr)
+      spans_->closeSpan(span, copiedBytes(chunks_[(chunks - 1) % kSlots].out, ts));
     if (!hostFailed.isOk()) return hostFailed;
     return cuda;
   }
@@ -268,6 +284,7 @@ class StagedFabric final : public Fabric {
   Fabric* host_;  // not owned
   size_t slotBytes_;
   cudaStream_t stream_;  // the communicator's; not owned
+  SpanSink* spans_;      // the communicator's timeline; null: none
   std::string name_;     // "mpi-staged", "shm-staged"
   char* slots_ = nullptr;
   cudaStream_t down_ = nullptr, up_ = nullptr;
@@ -292,7 +309,7 @@ FabricTraits stagedTraits() {
 StatusOr<std::unique_ptr<Fabric>> createStagedFabric(boot::Bootstrap&, Fabric* host,
                                                      const FabricOptions& options) {
   auto f = std::make_unique<StagedFabric>(host, options.stagingBytes,
-                                          static_cast<cudaStream_t>(options.stream));
+                                          static_cast<cudaStream_t>(options.stream), options.spans);
   STRATA_RETURN_IF_ERROR(f->init());
   return std::unique_ptr<Fabric>(std::move(f));
 }

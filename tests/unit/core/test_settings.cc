@@ -68,6 +68,7 @@ TEST_CASE("settings: a malformed size, integer or duration fails, naming the var
                                                        {"STRATA_FUSION_WAIT_US", "1ms"},
                                                        {"STRATA_PROGRESS", "on"},
                                                        {"STRATA_CHECK", "true"},
+                                                       {"STRATA_NVTX", "yes"},
                                                        {"STRATA_TIMEOUT", "10 sec"}};
   for (const auto& [name, value] : cases) {
     ScopedEnv bad(name, value);
@@ -76,6 +77,24 @@ TEST_CASE("settings: a malformed size, integer or duration fails, naming the var
     REQUIRE_FALSE(s.isOk());
     CHECK(s.status().code() == Code::kInvalidArgument);
     CHECK(s.status().message().rfind(std::string(name) + "=" + value + ": not a", 0) == 0);
+  }
+}
+
+TEST_CASE("settings: STRATA_NVTX is 1 by default, 0 turns NVTX ranges off, others are refused",
+          "[settings]") {
+  {
+    ScopedEnv nvtx("STRATA_NVTX", nullptr);
+    CHECK(settingsNow().nvtx);
+  }
+  {
+    ScopedEnv nvtx("STRATA_NVTX", "0");
+    CHECK_FALSE(settingsNow().nvtx);
+  }
+  {
+    ScopedEnv nvtx("STRATA_NVTX", "2");
+    StatusOr<Settings> s = Settings::fromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK(s.status().message() == "STRATA_NVTX=2: expected 0 or 1");
   }
 }
 
