@@ -1,11 +1,13 @@
 #include "core/fusion_queue.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/datatype.h"
 #include "common/log.h"
+#include "core/timeline.h"
 
 namespace strata::core {
 
@@ -61,15 +63,20 @@ size_t FusionQueue::proposal(uint64_t id, size_t thetaBytes, bool* open) const {
 Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
   const size_t theta = c.settings().fusionBytes;
   size_t mine = 0;
+  uint64_t seq = 0;  // the head call's, for the timeline
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (id < first_ || at(id).done) return Status::ok();  // ran in an earlier pack
+    seq = at(id).alone.call.seq;
+    // On the timeline: how long the head waited for calls to join it (nothing when none did).
+    std::optional<TimelineSpan> waited;
     const Clock::time_point until =
         at(id).issued + std::chrono::microseconds(c.settings().fusionWaitUs);
     for (;;) {
       bool open = false;
       mine = proposal(id, theta, &open);
       if (!open || c.engine().urgentUpTo() >= at(id).ticket || Clock::now() >= until) break;
+      if (!waited) waited.emplace(c.timeline(), TimelineEvent::Cat::kWait, "fusion wait", seq);
       // New calls wake this wait; a waiter's urgency is polled.
       added_.wait_until(lock, std::min(until, Clock::now() + std::chrono::microseconds(50)));
     }
@@ -77,8 +84,12 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
   // The agreement: the smallest proposal is a pack every rank can form.
   STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
   int64_t agreed = static_cast<int64_t>(mine);
-  STRATA_RETURN_IF_ERROR(flat->allReduce(&agreed, &agreed, 1, strataInt64, strataMin)
-                             .withContext("agreeing on a fusion pack"));
+  {
+    TimelineSpan agreement(c.timeline(), TimelineEvent::Cat::kWait, "fusion agreement", seq);
+    agreement.event.fabric = flat->name();
+    STRATA_RETURN_IF_ERROR(flat->allReduce(&agreed, &agreed, 1, strataInt64, strataMin)
+                               .withContext("agreeing on a fusion pack"));
+  }
   if (agreed < 1 || static_cast<size_t>(agreed) > mine) {
     return internalError("fusion pack agreement gave " + std::to_string(agreed) +
                          " calls where this rank proposed " + std::to_string(mine));

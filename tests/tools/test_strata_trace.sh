@@ -412,6 +412,23 @@ assert set(levels) == {"node", "network"}, levels
 for l in levels.values():
     assert l["steps"] > 0 and l["GBps"] > 0 and l["wireBytes"] > 0, l
 '
+    # Nonblocking 4 KiB allreduces, 8 in flight: the fusion queue packs them. The timeline must
+    # show the packs' waits, agreements and copies, inside the time between issue and end.
+    mkdir "$work/f"
+    STRATA_TRACE="$work/f/trace.%r.json" mpirun -n 2 "$PERF_BIN" --nonblocking --inflight 8 \
+      -b 4K -e 4K -w 1 -n 4
+    expect_rc 0
+    "$python" - "$work/f" <<'PYEOF' || fail "the fusion packs are not on the timeline"
+import json, os, sys
+for r in range(2):
+    ev = [e for e in json.load(open(os.path.join(sys.argv[1], "trace.%d.json" % r)))
+          if e.get("ph") == "X"]
+    names = {e["name"] for e in ev}
+    for want in ["fusion agreement", "fusion pack", "fusion unpack"]:
+        assert want in names, (r, want, sorted(names))
+    agreements = [e for e in ev if e["name"] == "fusion agreement"]
+    assert all(e["cat"] == "wait" and e["args"]["fabric"] for e in agreements), agreements[:2]
+PYEOF
     ;;
 
   live_nvtx)
