@@ -1,0 +1,50 @@
+"""bench/wire/run's table: per layout and engine, strata's and Open MPI's allreduce times and the
+share of the link bound each reached. Usage: report.py OUTDIR RATE (tc units: 2gbit, 500mbit)."""
+import os
+import re
+import sys
+
+out, rate_text = sys.argv[1], sys.argv[2]
+
+
+def rate_bytes(text):
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)(bit|bps)", text.lower())
+    if not m:
+        sys.exit(f"report.py: cannot read the rate {text!r} (expected e.g. 2gbit, 500mbit)")
+    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    value = float(m.group(1)) * scale
+    return value / 8 if m.group(3) == "bit" else value  # tc's "bps" is bytes per second
+
+
+rate = rate_bytes(rate_text)
+hosts = 2
+print(f"# Inter-host allreduce against the link ({rate_text} = {rate / 1e6:.0f} MB/s per host "
+      f"and direction, {hosts} emulated hosts)\n")
+tcp = [line.split() for line in open(os.path.join(out, "tcp.txt")) if line.strip()]
+if tcp:
+    rates = sorted(float(t[2]) for t in tcp)
+    print(f"The link alone (one blocking TCP stream each way at once, {len(rates)} streams): "
+          f"{rates[0]:.0f}-{rates[-1]:.0f} MB/s, {100 * rates[0] * 1e6 / rate:.0f}-"
+          f"{100 * rates[-1] * 1e6 / rate:.0f}% of the rate.\n")
+print("Link bound of an allreduce of S bytes: 2 S (H-1)/H / rate per host. Times in ms, "
+      "out of place / in place; share = bound / time.\n")
+print("| layout | engine | size | bound | strata | share of bound | MPI_Allreduce | strata vs MPI |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
+for layout in ("2x1", "2x2"):
+    for engine in ("mpi", "ucx"):
+        path = os.path.join(out, f"{layout}-{engine}", "perf.txt")
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
+            f = line.split()
+            if len(f) < 20 or not f[0].isdigit():
+                continue
+            size = int(f[0])
+            s_oop, s_ip, m_oop, m_ip = float(f[5]), float(f[9]), float(f[13]), float(f[17])
+            bound = 2 * size * (hosts - 1) / hosts / rate * 1e6
+            share = f"{100 * bound / max(s_oop, s_ip):.0f}-{100 * bound / min(s_oop, s_ip):.0f}%"
+            vs = min(m_oop, m_ip) / max(s_oop, s_ip)
+            print(f"| {layout} | {engine} | {size >> 20} MiB | {bound / 1e3:.0f} | "
+                  f"{s_oop / 1e3:.0f} / {s_ip / 1e3:.0f} | {share} | "
+                  f"{m_oop / 1e3:.0f} / {m_ip / 1e3:.0f} | {vs:.2f}x |")
+print("\n(strata vs MPI: MPI's better time over strata's worse one.)")
