@@ -31,7 +31,7 @@ print("Link bound of an allreduce of S bytes: 2 S (H-1)/H / rate per host. Times
 print("| layout | engine | size | bound | strata | share of bound | MPI_Allreduce | strata vs MPI |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
 for layout in ("2x1", "2x2"):
-    for engine in ("mpi", "ucx"):
+    for engine in ("mpi", "ucx", "ucx-pipe"):
         path = os.path.join(out, f"{layout}-{engine}", "perf.txt")
         if not os.path.exists(path):
             continue
