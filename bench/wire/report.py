@@ -17,9 +17,8 @@ def rate_bytes(text):
 
 
 rate = rate_bytes(rate_text)
-hosts = 2
 print(f"# Inter-host allreduce against the link ({rate_text} = {rate / 1e6:.0f} MB/s per host "
-      f"and direction, {hosts} emulated hosts)\n")
+      f"and direction, emulated hosts)\n")
 tcp = [line.split() for line in open(os.path.join(out, "tcp.txt")) if line.strip()]
 if tcp:
     rates = sorted(float(t[2]) for t in tcp)
@@ -30,7 +29,8 @@ print("Link bound of an allreduce of S bytes: 2 S (H-1)/H / rate per host. Times
       "out of place / in place; share = bound / time.\n")
 print("| layout | engine | size | bound | strata | share of bound | MPI_Allreduce | strata vs MPI |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
-for layout in ("2x1", "2x2"):
+for layout in ("2x1", "2x2", "4x1"):
+    hosts = int(layout.split("x")[0])
     for engine in ("mpi", "ucx", "ucx-pipe"):
         path = os.path.join(out, f"{layout}-{engine}", "perf.txt")
         if not os.path.exists(path):
