@@ -57,23 +57,28 @@ void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
   }
 }
 
-// Runs `body` as the flight recorder's running call(s): the call, or a fusion pack's members
-// (core/flight_recorder.h); on the timeline, and as NVTX ranges while it runs.
+// `f` on each call `p` runs: the call itself, or a fusion pack's members.
+template <typename F>
+void forEachCall(const Prepared& p, F f) {
+  if (p.fused.empty()) {
+    f(p.call);
+  } else {
+    for (const Call& m : p.fused) f(m);
+  }
+}
+
+// Runs `body` as the flight recorder's running call(s) (core/flight_recorder.h); on the
+// timeline, and as NVTX ranges while it runs.
 template <typename Body>
 Status recorded(Comm& c, const Prepared& p, Body body) {
   FlightRecorder& fr = c.flightRecorder();
-  if (p.fused.empty()) {
-    fr.started(p.call.record);
-  } else {
-    for (const Call& m : p.fused) fr.started(m.record);
-  }
+  forEachCall(p, [&](const Call& k) { fr.started(k.record); });
   Timeline* t = c.timeline();
-  std::vector<uint64_t> ranges;  // NVTX: one per call, each member of a pack
+  std::vector<uint64_t> ranges;  // NVTX: one per call
   if (t != nullptr) {
     t->setRunning(p.call.seq);
-    if (t->nvtx() && p.fused.empty()) ranges.push_back(t->nvtxStart(callEvent(p.call)));
     if (t->nvtx()) {
-      for (const Call& m : p.fused) ranges.push_back(t->nvtxStart(callEvent(m)));
+      forEachCall(p, [&](const Call& k) { ranges.push_back(t->nvtxStart(callEvent(k))); });
     }
   }
   const int64_t begin = t != nullptr ? Timeline::nowNs() : 0;
@@ -81,17 +86,9 @@ Status recorded(Comm& c, const Prepared& p, Body body) {
   if (t != nullptr) {
     const int64_t end = Timeline::nowNs();
     for (uint64_t r : ranges) nvtx::end(r);
-    if (p.fused.empty()) {
-      traceCall(*t, p.call, begin, end);
-    } else {
-      for (const Call& m : p.fused) traceCall(*t, m, begin, end);
-    }
+    forEachCall(p, [&](const Call& k) { traceCall(*t, k, begin, end); });
   }
-  if (p.fused.empty()) {
-    fr.finished(p.call.record, st);
-  } else {
-    for (const Call& m : p.fused) fr.finished(m.record, st);
-  }
+  forEachCall(p, [&](const Call& k) { fr.finished(k.record, st); });
   return st;
 }
 

@@ -2,6 +2,10 @@
 
 #ifdef STRATA_HAVE_CUDA
 #include <nvtx3/nvToolsExt.h>
+
+#include <iterator>
+
+#include "core/timeline.h"
 #endif
 
 namespace strata::core::nvtx {
@@ -16,19 +20,21 @@ void end(uint64_t) {}
 
 namespace {
 
-// The categories' names, in TimelineEvent::Cat's order (1-based for NVTX: 0 is "none").
-constexpr const char* kCategories[] = {"call", "step", "wait", "fusion", "compress", "staging"};
-// One colour per category, so that calls and steps read apart in a viewer (ARGB).
+// One colour per category (TimelineEvent::Cat's order), so that calls and steps read apart in a
+// viewer (ARGB).
 constexpr uint32_t kColours[] = {0xff4e79a7, 0xff59a14f, 0xffe15759,
                                  0xfff28e2b, 0xffb07aa1, 0xff76b7b2};
+static_assert(std::size(kColours) == TimelineEvent::kCats, "a colour per timeline category");
 
 // Null when no tool collects NVTX: NVTX's own no-op implementation hands out no domain.
 nvtxDomainHandle_t domain() {
   static const nvtxDomainHandle_t d = [] {
     const nvtxDomainHandle_t h = nvtxDomainCreateA("strata");
     if (h != nullptr) {
-      for (uint32_t i = 0; i < sizeof(kCategories) / sizeof(kCategories[0]); ++i) {
-        nvtxDomainNameCategoryA(h, i + 1, kCategories[i]);
+      // NVTX's category 0 is "none": a timeline category c is c + 1.
+      for (int c = 0; c < TimelineEvent::kCats; ++c) {
+        nvtxDomainNameCategoryA(h, static_cast<uint32_t>(c) + 1,
+                                TimelineEvent::catName(static_cast<TimelineEvent::Cat>(c)));
       }
     }
     return h;
@@ -48,8 +54,7 @@ uint64_t start(const char* message, uint32_t category) {
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   a.category = category;
   a.colorType = NVTX_COLOR_ARGB;
-  const size_t n = sizeof(kColours) / sizeof(kColours[0]);
-  a.color = category >= 1 && category <= n ? kColours[category - 1] : 0xff888888;
+  a.color = category >= 1 && category <= std::size(kColours) ? kColours[category - 1] : 0xff888888;
   a.messageType = NVTX_MESSAGE_TYPE_ASCII;
   a.message.ascii = message;
   return nvtxDomainRangeStartEx(d, &a);

@@ -64,7 +64,13 @@ Status measureOffset(boot::Bootstrap& b, double* offsetUs, double* errorUs) {
   return Status::ok();
 }
 
-const char* catName(TimelineEvent::Cat c) {
+nlohmann::json metadata(const char* name, int pid, int tid, nlohmann::json args) {
+  return {{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
+}
+
+}  // namespace
+
+const char* TimelineEvent::catName(Cat c) {
   switch (c) {
     case TimelineEvent::Cat::kCall:
       return "call";
@@ -81,12 +87,6 @@ const char* catName(TimelineEvent::Cat c) {
   }
   return "?";
 }
-
-nlohmann::json metadata(const char* name, int pid, int tid, nlohmann::json args) {
-  return {{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
-}
-
-}  // namespace
 
 int64_t Timeline::nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -318,7 +318,7 @@ void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
                   : e.inFlight                               ? kFlightTid
                                                              : kStepsTid;
   text(",\n{\"ph\":\"X\",\"cat\":\"");
-  text(catName(e.cat));
+  text(TimelineEvent::catName(e.cat));
   text("\",\"pid\":");
   integer(rank_);
   text(",\"tid\":");

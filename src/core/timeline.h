@@ -47,6 +47,8 @@ class Comm;
 struct TimelineEvent {
   // In this order the NVTX categories (core/nvtx.cc), 1-based.
   enum class Cat : uint8_t { kCall, kStep, kWait, kFusion, kCompress, kStaging };
+  static constexpr int kCats = static_cast<int>(Cat::kStaging) + 1;
+  static const char* catName(Cat c);  // "call", "step", ...: the file's "cat", NVTX's category
   Cat cat = Cat::kCall;
   const char* name = "";    // a static string: "queue", "fusion pack", ...
   const char* fabric = "";  // steps and waits: the fabric's name (static in every fabric)
