@@ -31,7 +31,7 @@ print("| layout | engine | size | bound | strata | share of bound | MPI_Allreduc
 print("|---|---|---:|---:|---:|---:|---:|---:|")
 for layout in ("2x1", "2x2", "4x1"):
     hosts = int(layout.split("x")[0])
-    for engine in ("mpi", "ucx", "ucx-pipe"):
+    for engine in ("mpi", "ucx", "mpi-nopipe", "ucx-nopipe", "ucx-pipe"):
         path = os.path.join(out, f"{layout}-{engine}", "perf.txt")
         if not os.path.exists(path):
             continue

@@ -135,6 +135,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   fabricOptions_.net = fabric::netFabric(*boot_, settings_.net);
   costParams_.fabrics = fabric::allTraits();
   costParams_.flatFabric = fabricOptions_.net;
+  if (!settings_.pipelineAuto) costParams_.pipelineBytes = settings_.pipelineBytes;
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   const IssuingThread me = issuing();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/units.h"
 #include "core/comm.h"
 #include "core/describe.h"
 #include "decompose/planner.h"
@@ -122,11 +123,13 @@ StatusOr<PlanExec*> PlanBook::forBytes(size_t bytes, IssuingThread me) {
           : rules_[slot].plan;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen, me));
   // Once per size bucket (or plan-file rule) and communicator, never per call.
-  STRATA_INFO(kSubsysInit | kSubsysPlan,
-              "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s",
-              hashText(comm_.hash()).c_str(), bytes,
-              rules_.empty() ? "size bucket" : "plan file rule", slot, chosen.name.c_str(),
-              exec->description.c_str(), chosen.note.empty() ? "" : "; ", chosen.note.c_str());
+  const size_t piece = plan::planPieceBytes(chosen);
+  STRATA_INFO(
+      kSubsysInit | kSubsysPlan, "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s%s%s",
+      hashText(comm_.hash()).c_str(), bytes, rules_.empty() ? "size bucket" : "plan file rule",
+      slot, chosen.name.c_str(), exec->description.c_str(), piece ? "; pipeline pieces of " : "",
+      piece ? units::bytesText(piece).c_str() : "", chosen.note.empty() ? "" : "; ",
+      chosen.note.c_str());
   PlanExec* out = exec.get();
   plans_.emplace(slot, std::move(exec));
   return out;
@@ -164,7 +167,8 @@ void PlanBook::dump(const std::string& file) const {
                        ? plan::choosePlan(hierarchy, plan::bucketBytes(b), comm_.costParams()).plan
                        : *plan::planFor(rules_, lo);
     if (!rules.empty() &&
-        plan::describePlan(hierarchy, rules.back().plan) == plan::describePlan(hierarchy, p)) {
+        plan::describePlan(hierarchy, rules.back().plan) == plan::describePlan(hierarchy, p) &&
+        plan::planPieceBytes(rules.back().plan) == plan::planPieceBytes(p)) {
       rules.back().maxBytes = hi;
     } else {
       plan::PlanRule rule;

@@ -30,13 +30,11 @@ ProgramPass passOf(size_t off, size_t n, Schedule steps) {
   return pass;
 }
 
-// A plan's pipeline piece: the smallest chunk_bytes its stages set, else STRATA_PIPELINE_BYTES
-// (0: no pipelining, the whole pass is one piece).
+// A plan's pipeline piece: its own (a plan file's chunk_bytes, or the planner's choice under
+// STRATA_PIPELINE_BYTES=auto), else STRATA_PIPELINE_BYTES's size; neither: the whole pass is one
+// piece. The cost model (decompose/cost_model.cc: predict) reads the same.
 size_t pipelineBytes(const Comm& c, const plan::Plan& p) {
-  size_t bytes = 0;
-  for (const plan::Stage& s : p.stages) {
-    if (s.chunkBytes != 0 && (bytes == 0 || s.chunkBytes < bytes)) bytes = s.chunkBytes;
-  }
+  size_t bytes = plan::planPieceBytes(p);
   if (bytes == 0) bytes = c.settings().pipelineBytes;
   return bytes == 0 ? c.settings().chunkBytes : bytes;
 }
@@ -60,8 +58,7 @@ ProgramPass allReducePass(const Comm& c, PlanExec& exec, size_t n, size_t ts) {
   const size_t pieces = (n + pass.pieceElements - 1) / pass.pieceElements;
   pass.steps = allReduceSteps(c, exec, pass.pieceElements);
   pass.lastPiece = allReduceSteps(c, exec, n - (pieces - 1) * pass.pieceElements);
-  pass.overlap = pieces > 1 && !exec.plan.passthrough && exec.plan.stages.size() > 1 &&
-                 exec.plan.stages.back().algorithm != plan::Algorithm::kRing;
+  pass.overlap = pieces > 1 && plan::piecesOverlap(exec.plan);
   return pass;
 }
 

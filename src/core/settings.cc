@@ -4,6 +4,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/units.h"
 #include "core/flight_signal.h"
 #include "topology/detect.h"
 
@@ -19,15 +20,19 @@ constexpr size_t kMinStagingBytes = 4096, kMaxStagingBytes = size_t{1} << 30;
 // A size variable clamped to [lo, hi], with a warning when it was outside: the ranges are
 // documented with each variable, and a value past them is a wish, not a typo. A malformed value
 // is refused (env::get), naming the variable.
-StatusOr<size_t> clampedSize(env::Var<env::Type::kSize> v, size_t lo, size_t hi) {
-  STRATA_ASSIGN_OR_RETURN(uint64_t bytes, env::get(v));
+size_t clampBytes(const char* name, const std::string& text, uint64_t bytes, size_t lo, size_t hi) {
   if (bytes < lo || bytes > hi) {
     const uint64_t clamped = bytes < lo ? lo : hi;
-    STRATA_WARN(kSubsysEnv, "%s=%s is outside [%zu, %zu]; clamped to %llu",
-                env::registry()[static_cast<int>(v.index)].name, env::text(v).c_str(), lo, hi,
-                static_cast<unsigned long long>(clamped));
+    STRATA_WARN(kSubsysEnv, "%s=%s is outside [%zu, %zu]; clamped to %llu", name, text.c_str(), lo,
+                hi, static_cast<unsigned long long>(clamped));
     bytes = clamped;
   }
+  return static_cast<size_t>(bytes);
+}
+
+StatusOr<size_t> clampedSize(env::Var<env::Type::kSize> v, size_t lo, size_t hi) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t bytes, env::get(v));
+  bytes = clampBytes(env::registry()[static_cast<int>(v.index)].name, env::text(v), bytes, lo, hi);
   return static_cast<size_t>(bytes);
 }
 
@@ -42,10 +47,19 @@ StatusOr<Settings> Settings::fromEnv() {
   s.planDumpFile = env::get(var::STRATA_PLAN_DUMP_FILE);
   STRATA_ASSIGN_OR_RETURN(s.chunkBytes,
                           clampedSize(var::STRATA_CHUNK_BYTES, kMinChunkBytes, kMaxChunkBytes));
-  STRATA_ASSIGN_OR_RETURN(uint64_t pipeline, env::get(var::STRATA_PIPELINE_BYTES));
-  if (pipeline > 0) {
-    STRATA_ASSIGN_OR_RETURN(
-        s.pipelineBytes, clampedSize(var::STRATA_PIPELINE_BYTES, kMinChunkBytes, kMaxChunkBytes));
+  // auto, 0 (off) or a size: the one size grammar of common/units.h.
+  const std::string pipeline = env::get(var::STRATA_PIPELINE_BYTES);
+  s.pipelineAuto = pipeline == "auto";
+  if (!s.pipelineAuto) {
+    uint64_t bytes = 0;
+    if (units::parseBytes(pipeline, &bytes) != units::Problem::kNone) {
+      return invalidArgument("STRATA_PIPELINE_BYTES=" + pipeline +
+                             ": not a size or auto (0 turns pipelining off; sizes as 2MiB)");
+    }
+    if (bytes > 0) {
+      s.pipelineBytes =
+          clampBytes("STRATA_PIPELINE_BYTES", pipeline, bytes, kMinChunkBytes, kMaxChunkBytes);
+    }
   }
   STRATA_ASSIGN_OR_RETURN(s.fusionBytes, clampedSize(var::STRATA_FUSION_BYTES, 0, kMaxChunkBytes));
   // At most a second: a pack's wait is a latency every call of it may pay.
@@ -134,7 +148,10 @@ std::string sizeText(size_t v) { return std::to_string(v); }
 const std::vector<AgreedSetting>& agreedSettings() {
   static const std::vector<AgreedSetting> table = {
       {"STRATA_CHUNK_BYTES", [](const Settings& s) { return sizeText(s.chunkBytes); }},
-      {"STRATA_PIPELINE_BYTES", [](const Settings& s) { return sizeText(s.pipelineBytes); }},
+      {"STRATA_PIPELINE_BYTES",
+       [](const Settings& s) {
+         return s.pipelineAuto ? std::string("auto") : sizeText(s.pipelineBytes);
+       }},
       {"STRATA_SHM_SLOT_BYTES", [](const Settings& s) { return sizeText(s.shmSlotBytes); }},
       {"STRATA_GPU_STAGING_BYTES", [](const Settings& s) { return sizeText(s.stagingBytes); }},
       {"STRATA_CHECK",

@@ -22,7 +22,8 @@ struct Settings {
   std::string planFile;        // STRATA_PLAN_FILE
   std::string planDumpFile;    // STRATA_PLAN_DUMP_FILE
   size_t chunkBytes = 0;       // STRATA_CHUNK_BYTES: the largest pass of one collective
-  size_t pipelineBytes = 0;    // STRATA_PIPELINE_BYTES: a pipeline piece (0: none)
+  size_t pipelineBytes = 0;    // STRATA_PIPELINE_BYTES: a pipeline piece (0: none or auto)
+  bool pipelineAuto = true;    // STRATA_PIPELINE_BYTES=auto: the planner chooses the piece
   size_t fusionBytes = 0;      // STRATA_FUSION_BYTES: a fusion pack's limit (0: no fusion)
   int fusionWaitUs = 0;        // STRATA_FUSION_WAIT_US: a nonblocking pack's wait (0: none)
   size_t shmSlotBytes = 0;     // STRATA_SHM_SLOT_BYTES

@@ -243,26 +243,31 @@ double bestAllReduceUs(int g, double bytes, const topo::LinkModel& link, int sha
   return us;
 }
 
-Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
-                   const CostParams& params) {
+namespace {
+
+// One MPI_Allreduce: every round is assumed to cross the slowest level, unshared.
+Prediction predictPassthrough(const topo::Hierarchy& h, double bytes, const CostParams& params) {
+  std::vector<int> all;
+  for (int l = 0; l < h.numLevels(); ++l) all.push_back(l);
+  StageCost c;
+  c.label = "allreduce@all";
+  c.groupSize = h.numRanks();
+  c.bytes = bytes;
+  const FabricTraits& flat = traitsOf(params.fabrics, params.flatFabric);
+  const AllReduceCost ar = allReduce("auto", c.groupSize, bytes, linkFor(stageLink(h, all), flat),
+                                     1, params, &c.algorithm);
+  c.us = ar.us;
+  c.bytesMoved = ar.bytesSent;
   Prediction out;
-  if (plan.passthrough) {
-    // One MPI_Allreduce: every round is assumed to cross the slowest level, unshared.
-    std::vector<int> all;
-    for (int l = 0; l < h.numLevels(); ++l) all.push_back(l);
-    StageCost c;
-    c.label = "allreduce@all";
-    c.groupSize = h.numRanks();
-    c.bytes = bytes;
-    const FabricTraits& flat = traitsOf(params.fabrics, params.flatFabric);
-    const AllReduceCost ar = allReduce("auto", c.groupSize, bytes, linkFor(stageLink(h, all), flat),
-                                       1, params, &c.algorithm);
-    c.us = ar.us;
-    c.bytesMoved = ar.bytesSent;
-    out.stages.push_back(c);
-    out.totalUs = c.us;
-    return out;
-  }
+  out.stages.push_back(c);
+  out.totalUs = out.serialUs = c.us;
+  return out;
+}
+
+// One piece of a staged plan: its stages, innermost reduce-scatter first, and their sum.
+Prediction predictStages(const topo::Hierarchy& h, const Plan& plan, double bytes,
+                         const CostParams& params) {
+  Prediction out;
   const int m = static_cast<int>(plan.stages.size());
   std::vector<StageCost> up, down;  // reduce-scatters (and the allreduce), all-gathers
   double range = bytes;             // each rank's range entering stage j
@@ -309,6 +314,32 @@ Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
   out.stages = up;
   out.stages.insert(out.stages.end(), down.rbegin(), down.rend());
   for (const StageCost& c : out.stages) out.totalUs += c.us;
+  out.serialUs = out.totalUs;
+  return out;
+}
+
+}  // namespace
+
+Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
+                   const CostParams& params) {
+  if (plan.passthrough) return predictPassthrough(h, bytes, params);
+  size_t piece = planPieceBytes(plan);
+  if (piece == 0) piece = params.pipelineBytes.value_or(0);
+  const double pieces = piece > 0 && bytes > piece ? std::ceil(bytes / piece) : 1;
+  if (pieces <= 1) return predictStages(h, plan, bytes, params);
+  // Every piece alike (the last one is smaller in fact): one piece's stages, times the pieces.
+  Prediction out = predictStages(h, plan, bytes / pieces, params);
+  const double top = out.stages[plan.stages.size() - 1].us, below = out.serialUs - top;
+  for (StageCost& c : out.stages) {
+    c.us *= pieces;
+    c.bytes *= pieces;
+    c.bytesMoved *= pieces;
+  }
+  out.pieces = static_cast<int>(pieces);
+  out.pieceBytes = bytes / pieces;
+  out.serialUs *= pieces;
+  out.totalUs =
+      piecesOverlap(plan) ? below + top + (pieces - 1) * std::max(top, below) : out.serialUs;
   return out;
 }
 

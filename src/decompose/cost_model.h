@@ -13,9 +13,18 @@
 // beta_eff = beta * sharing, where sharing is how many groups of the stage push through one
 // shared link (the host's NICs) at once. A passthrough allreduce is the best of the allreduce
 // formulas over the whole communicator on the slowest link.
+//
+// Pipelining (core/run_steps.h: runPipelined): a staged allreduce cut into P pieces of n/P
+// bytes whose pieces overlap (plan.h: piecesOverlap) takes
+//   L + T + (P-1) * max(T, L)
+// with T the top (allreduce) stage's time for one piece and L the other stages' (the
+// reduce-scatters and all-gathers, which the calling thread runs for pieces k-1 and k+1 while
+// piece k's top stage is in flight). Every piece pays its stages' latencies, so small pieces
+// lose; the planner tries pieces from kMinPipelineBytes up.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +40,9 @@ struct CostParams {
   // missing here is costed as message passing with no cost hints.
   std::vector<FabricTraits> fabrics;
   std::string flatFabric = "mpi";  // the fabric a passthrough allreduce runs on
+  // STRATA_PIPELINE_BYTES: unset = auto (choosePlan picks each plan's piece, planner.h), 0 =
+  // no pieces, a size = that piece for every plan that sets none of its own.
+  std::optional<size_t> pipelineBytes;
 };
 
 struct StageCost {
@@ -43,8 +55,11 @@ struct StageCost {
 };
 
 struct Prediction {
-  std::vector<StageCost> stages;
-  double totalUs = 0;
+  std::vector<StageCost> stages;  // each stage's time summed over the pieces
+  double totalUs = 0;             // the call's time: with overlapping pieces, less than the sum
+  double serialUs = 0;            // the stages' sum
+  int pieces = 1;                 // pipeline pieces
+  double pieceBytes = 0;          // bytes of each (0: one piece)
 };
 
 // Costs of single operations (exposed for tests and strata-plan).
@@ -55,7 +70,8 @@ double ringAllGatherUs(int g, double bytes, const topo::LinkModel& link, int sha
 double bestAllReduceUs(int g, double bytes, const topo::LinkModel& link, int sharing,
                        const CostParams& params, std::string* algorithm);
 
-// The predicted time of `plan` for an allreduce of `bytes` over `h`. The plan must be valid.
+// The predicted time of `plan` for an allreduce of `bytes` over `h`, in the pieces the runtime
+// would cut it into (plan.h: planPieceBytes, else params.pipelineBytes). The plan must be valid.
 Prediction predict(const topo::Hierarchy& h, const Plan& plan, double bytes,
                    const CostParams& params);
 

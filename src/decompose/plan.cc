@@ -60,6 +60,18 @@ bool parseAlgorithm(const std::string& word, Algorithm* out) {
   return false;
 }
 
+size_t planPieceBytes(const Plan& p) {
+  size_t bytes = 0;
+  for (const Stage& s : p.stages) {
+    if (s.chunkBytes != 0 && (bytes == 0 || s.chunkBytes < bytes)) bytes = s.chunkBytes;
+  }
+  return bytes;
+}
+
+bool piecesOverlap(const Plan& p) {
+  return !p.passthrough && p.stages.size() > 1 && p.stages.back().algorithm != Algorithm::kRing;
+}
+
 std::string describePlan(const topo::Hierarchy& h, const Plan& p) {
   if (p.passthrough) return "passthrough";
   std::ostringstream out;

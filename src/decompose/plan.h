@@ -35,7 +35,9 @@ struct Stage {
   std::vector<int> levels;  // hierarchy level indices, ascending
   std::string fabric;       // empty: the fabric of the stage's outermost level (it spans them all)
   Algorithm algorithm = Algorithm::kAuto;  // the allreduce stage's; the others' are kAuto
-  size_t chunkBytes = 0;                   // 0: STRATA_CHUNK_BYTES
+  // The pipeline piece (planPieceBytes), from a plan file's chunk_bytes or the planner's
+  // choice; 0: STRATA_PIPELINE_BYTES when it gives a size, else no pieces.
+  size_t chunkBytes = 0;
   // The type float32 sums travel in over this stage (a plan file's `wire:` key). Unset: as
   // STRATA_COMPRESS says for a stage whose groups cross hosts, float32 otherwise (core decides,
   // it knows the hosts).
@@ -48,6 +50,15 @@ struct Plan {
   std::vector<Stage> stages;
   std::string note;  // why this plan (e.g. "irregular layout: levels kept innermost first")
 };
+
+// A plan's own pipeline piece: the smallest chunk_bytes its stages set (a plan file's, or the
+// planner's choice under STRATA_PIPELINE_BYTES=auto); 0 when none sets one.
+size_t planPieceBytes(const Plan& p);
+// Whether the pieces of an allreduce under `p` overlap (core/run_steps.h: runPipelined): the
+// slow top stage of piece k stays in flight while the stages below run pieces k-1 and k+1.
+// Needs a separate allreduce stage: not a passthrough, not one stage, not a ring top (whose
+// reduce-scatter and all-gather are the whole call). Otherwise pieces run one after another.
+bool piecesOverlap(const Plan& p);
 
 // "reduce_scatter@node, allreduce@network, all_gather@node", or "passthrough".
 std::string describePlan(const topo::Hierarchy& h, const Plan& p);

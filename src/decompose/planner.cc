@@ -91,13 +91,33 @@ int sizeBucket(size_t bytes) {
 
 double bucketBytes(int bucket) { return bucket == 0 ? 1.0 : std::ldexp(1.41421356, bucket); }
 
+Choice choosePieces(const topo::Hierarchy& h, const Plan& p, double bytes,
+                    const CostParams& params) {
+  Choice best{p, predict(h, p, bytes, params)};
+  if (params.pipelineBytes || planPieceBytes(p) != 0 || !piecesOverlap(p)) return best;
+  std::vector<size_t> pieces;
+  // Up to 1 GiB, the largest chunk_bytes a plan file may give.
+  for (size_t piece = kMinPipelineBytes;
+       static_cast<double>(piece) < bytes && piece <= (size_t{1} << 30); piece *= 2) {
+    pieces.push_back(piece);
+  }
+  // Largest first: a tie keeps fewer pieces.
+  for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+    Plan q = p;
+    q.stages.back().chunkBytes = *it;
+    Prediction pred = predict(h, q, bytes, params);
+    if (pred.totalUs < best.prediction.totalUs) best = Choice{std::move(q), std::move(pred)};
+  }
+  return best;
+}
+
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params) {
   Choice best;
   bool have = false;
   for (const Plan& p : candidatePlans(h, params)) {
-    Prediction pred = predict(h, p, bytes, params);
-    if (!have || pred.totalUs < best.prediction.totalUs) {
-      best = Choice{p, pred};
+    Choice c = choosePieces(h, p, bytes, params);
+    if (!have || c.prediction.totalUs < best.prediction.totalUs) {
+      best = std::move(c);
       have = true;
     }
   }

@@ -24,8 +24,8 @@ namespace strata::plan {
 //   of splits of up to kMaxReorderedStages stages (a 20-level file once made 10^18 candidates).
 //   A "flat" plan (one stage over every level on the outer level's fabric) is a candidate when
 //   that fabric is not message passing; on one that is, it is the passthrough again.
-inline constexpr int kMaxSplitLevels = 10;      // 2^9 splits
-inline constexpr int kMaxReorderedStages = 4;   // 4! orders of one split
+inline constexpr int kMaxSplitLevels = 10;     // 2^9 splits
+inline constexpr int kMaxReorderedStages = 4;  // 4! orders of one split
 std::vector<Plan> candidatePlans(const topo::Hierarchy& h, const CostParams& params);
 
 struct Choice {
@@ -40,7 +40,20 @@ int sizeBucket(size_t bytes);
 double bucketBytes(int bucket);
 
 // The cheapest candidate for an allreduce of `bytes`, ties going to the earlier candidate.
+// With params.pipelineBytes unset (STRATA_PIPELINE_BYTES=auto), each candidate whose pieces
+// would overlap is also costed in pieces of kMinPipelineBytes, twice that, ... below `bytes`;
+// the cheapest piece is set as the chosen plan's top-stage chunk_bytes (ties: fewer pieces).
+// Smaller pieces than kMinPipelineBytes are not tried: each piece also pays a hand-off to the
+// engine and a wake-up that the model does not cost, so on a fast link it would pick pieces too
+// small. On netlab (2 x 2 ranks, 2 Gbit/s, 16 and 64 MiB; bench/results/2026-11-28-pipeline)
+// pieces of 512 KiB to 2 MiB were within 2% of each other and 4-8 MiB 1-7% slower.
+inline constexpr size_t kMinPipelineBytes = size_t{1} << 20;
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params);
+
+// The piece choosePlan would give `p` (0: none, one piece is cheapest or the plan cannot
+// overlap them), and its prediction.
+Choice choosePieces(const topo::Hierarchy& h, const Plan& p, double bytes,
+                    const CostParams& params);
 
 // The form of a reduce-scatter or all-gather (`coll`) of `bytes` in all: hierarchical (innermost
 // level first) on a hierarchy of several levels that admits it, flat otherwise. Not costed yet:

@@ -44,7 +44,7 @@ strata_add_init_disagreement(mpi.mismatch.setting.chunk_bytes STRATA_CHUNK_BYTES
   ARGS --expect-init-failure
   "STRATA_CHUNK_BYTES differs between ranks: rank 0 has 268435456, rank 3 has 4096")
 strata_add_init_disagreement(mpi.mismatch.setting.pipeline_bytes STRATA_PIPELINE_BYTES=4096
-  ARGS --expect-init-failure "STRATA_PIPELINE_BYTES differs between ranks: rank 0 has 0, rank 3")
+  ARGS --expect-init-failure "STRATA_PIPELINE_BYTES differs between ranks: rank 0 has auto, rank 3")
 strata_add_init_disagreement(mpi.mismatch.setting.shm_slot_bytes STRATA_SHM_SLOT_BYTES=65536
   ARGS --expect-init-failure "STRATA_SHM_SLOT_BYTES differs between ranks: rank 0 has 4194304")
 strata_add_init_disagreement(mpi.mismatch.setting.gpu_staging_bytes

@@ -73,7 +73,10 @@ assert [x["bytes"] for x in s] == [8, 256 << 20], [x["bytes"] for x in s]
 assert d["hierarchy"] == "socket(2) x node(2) x rack(2)" and d["ranks"] == 8
 for x in s:
     assert x["total_us"] > 0 and len(x["stages"]) >= 1
-    assert abs(sum(st["us"] for st in x["stages"]) - x["total_us"]) < 1e-6 * x["total_us"]
+    # The stages add up to the serial time; overlapping pipeline pieces make the call shorter.
+    assert abs(sum(st["us"] for st in x["stages"]) - x["serial_us"]) < 1e-6 * x["serial_us"]
+    assert x["total_us"] <= x["serial_us"] * (1 + 1e-9)
+    assert x["pieces"] >= 1 and (x["pieces"] > 1 or x["total_us"] == x["serial_us"])
     for key in ("flat_ring", "two_level", "blueconnect", "passthrough"):
         assert x["compared"][key]["total_us"] >= x["total_us"] * (1 - 1e-9), key
 small, large = s
@@ -123,7 +126,9 @@ assert 380e3 <= flat["total_us"] <= 420e3, flat["total_us"]
 
   show_seed_nic_per_gpu)
     # One NIC per GPU lets the 8 network groups of a node run at full rate: the hierarchical plan
-    # beats the ring, which it does not with one shared NIC.
+    # beats the ring. With one shared NIC it does not in series; in overlapping pipeline pieces
+    # the node stages hide behind the network stage, which moves fewer bytes through the NIC
+    # than the ring (8 groups x 2 (4/5) S/8 = 1.6 S, against 2 (39/40) S).
     run show --topo "$topos/seed_40gpu_nic_per_gpu.yaml" --size 1200000000 --format json
     expect_rc 0
     check_json '
@@ -135,7 +140,9 @@ assert x["total_us"] < x["compared"]["flat_ring"]["total_us"]
     expect_rc 0
     check_json '
 x = d["sizes"][0]
-assert x["compared"]["two_level"]["total_us"] > x["compared"]["flat_ring"]["total_us"]
+two, ring = x["compared"]["two_level"], x["compared"]["flat_ring"]
+assert two["serial_us"] > ring["total_us"], (two, ring)
+assert two["pieces"] > 1 and two["total_us"] < ring["total_us"], (two, ring)
 '
     ;;
 

@@ -70,7 +70,11 @@ nlohmann::json predictionJson(const plan::Prediction& pred) {
                       {"bytes_moved", s.bytesMoved},
                       {"us", s.us}});
   }
-  return nlohmann::json{{"stages", stages}, {"total_us", pred.totalUs}};
+  return nlohmann::json{{"stages", stages},
+                        {"total_us", pred.totalUs},
+                        {"serial_us", pred.serialUs},
+                        {"pieces", pred.pieces},
+                        {"piece_bytes", pred.pieceBytes}};
 }
 
 nlohmann::json headerJson(const Target& t, const PlanSource& plans) {
@@ -124,9 +128,10 @@ std::string ruleRange(const plan::PlanRule& rule) {
 
 // {min_bytes, max_bytes (null: no upper end), line}
 nlohmann::json ruleRangeJson(const plan::PlanRule& rule) {
-  return {{"min_bytes", rule.minBytes},
-          {"max_bytes", rule.maxBytes == SIZE_MAX ? nlohmann::json() : nlohmann::json(rule.maxBytes)},
-          {"line", rule.line}};
+  return {
+      {"min_bytes", rule.minBytes},
+      {"max_bytes", rule.maxBytes == SIZE_MAX ? nlohmann::json() : nlohmann::json(rule.maxBytes)},
+      {"line", rule.line}};
 }
 
 // "passthrough", "flat-ring: allreduce@node+network (ring)", or for a plan file's stages list
@@ -168,7 +173,8 @@ StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
       const std::string chosen = plan::describePlan(h, r.plan);
       for (const plan::Plan& c : candidates) {
         if (plan::describePlan(h, c) == chosen) continue;
-        if (sameCost(plan::predict(h, c, n, plans.params).totalUs, r.prediction.totalUs) &&
+        if (sameCost(plan::choosePieces(h, c, n, plans.params).prediction.totalUs,
+                     r.prediction.totalUs) &&
             std::find(r.ties.begin(), r.ties.end(), c.name) == r.ties.end()) {
           r.ties.push_back(c.name);
         }
@@ -191,8 +197,10 @@ StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
       for (const plan::Plan& c : candidates) {
         if (c.name != name) continue;
         ref.found = true;
-        ref.plan = c;
-        ref.prediction = plan::predict(h, c, n, plans.params);
+        // In the pieces the planner would give it, as the chosen plan is costed.
+        plan::Choice piece = plan::choosePieces(h, c, n, plans.params);
+        ref.plan = std::move(piece.plan);
+        ref.prediction = std::move(piece.prediction);
         break;
       }
       r.references.push_back(std::move(ref));
@@ -223,6 +231,13 @@ std::string formatShow(const Target& t, const PlanSource& plans,
     }
     rows.push_back({"total", "", "", "", "", formatTime(r.prediction.totalUs)});
     out += formatTable(rows, {true, true}, "  ");
+    if (r.prediction.pieces > 1) {
+      out += "  pipeline: " + std::to_string(r.prediction.pieces) + " pieces of " +
+             formatBytes(r.prediction.pieceBytes) +
+             (plan::piecesOverlap(r.plan) ? ", overlapped: the stages' times add up to "
+                                          : ", one after another: ") +
+             formatTime(r.prediction.serialUs) + "\n";
+    }
     if (!r.ties.empty()) {
       std::string names;
       for (const std::string& n : r.ties) names += (names.empty() ? "" : ", ") + n;
@@ -266,6 +281,8 @@ nlohmann::json showJson(const Target& t, const PlanSource& plans,
       }
       nlohmann::json c = planJson(h, ref.plan);
       c["total_us"] = ref.prediction.totalUs;
+      c["serial_us"] = ref.prediction.serialUs;
+      c["pieces"] = ref.prediction.pieces;
       compared[jsonKey(ref.key)] = c;
     }
     s["compared"] = compared;

@@ -58,6 +58,36 @@ TEST_CASE("settings: sizes and durations in every form, out of range clamped", "
   CHECK(s.timeoutSeconds == 1.5);
 }
 
+TEST_CASE("settings: STRATA_PIPELINE_BYTES is auto by default, 0 is off, a size pins it",
+          "[settings]") {
+  {
+    ScopedEnv pipeline("STRATA_PIPELINE_BYTES", nullptr);
+    const Settings s = settingsNow();
+    CHECK(s.pipelineAuto);
+    CHECK(s.pipelineBytes == 0);
+  }
+  {
+    ScopedEnv pipeline("STRATA_PIPELINE_BYTES", "0");
+    const Settings s = settingsNow();
+    CHECK_FALSE(s.pipelineAuto);
+    CHECK(s.pipelineBytes == 0);
+  }
+  {
+    ScopedEnv pipeline("STRATA_PIPELINE_BYTES", "2MiB");
+    const Settings s = settingsNow();
+    CHECK_FALSE(s.pipelineAuto);
+    CHECK(s.pipelineBytes == size_t{2} << 20);
+  }
+  for (const char* bad : {"Auto", "on", "2 MiBs"}) {
+    ScopedEnv pipeline("STRATA_PIPELINE_BYTES", bad);
+    StatusOr<Settings> s = Settings::fromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK(s.status().message() ==
+          std::string("STRATA_PIPELINE_BYTES=") + bad +
+              ": not a size or auto (0 turns pipelining off; sizes as 2MiB)");
+  }
+}
+
 TEST_CASE("settings: a malformed size, integer or duration fails, naming the variable",
           "[settings]") {
   const std::pair<const char*, const char*> cases[] = {{"STRATA_CHUNK_BYTES", "4MiBs"},
@@ -146,9 +176,9 @@ TEST_CASE("settings: the agreed table names every setting that changes the excha
           "[settings]") {
   std::set<std::string> names;
   for (const AgreedSetting& a : agreedSettings()) names.insert(a.name);
-  for (const char* name : {"STRATA_CHUNK_BYTES", "STRATA_PIPELINE_BYTES", "STRATA_SHM_SLOT_BYTES",
-                           "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK", "STRATA_COMPRESS",
-                           "STRATA_NET"}) {
+  for (const char* name :
+       {"STRATA_CHUNK_BYTES", "STRATA_PIPELINE_BYTES", "STRATA_SHM_SLOT_BYTES",
+        "STRATA_GPU_STAGING_BYTES", "STRATA_CHECK", "STRATA_COMPRESS", "STRATA_NET"}) {
     CHECK(names.count(name) == 1);
   }
   // Local by design: which thread runs queued calls, the host name, the log.
