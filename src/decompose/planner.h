@@ -46,7 +46,7 @@ double bucketBytes(int bucket);
 // Smaller pieces than kMinPipelineBytes are not tried: each piece also pays a hand-off to the
 // engine and a wake-up that the model does not cost, so on a fast link it would pick pieces too
 // small. On netlab (2 x 2 ranks, 2 Gbit/s, 16 and 64 MiB; bench/results/2026-11-28-pipeline)
-// pieces of 512 KiB to 2 MiB were within 2% of each other and 4-8 MiB 1-7% slower.
+// pieces of 512 KiB to 2 MiB were within 2% of each other and 4-8 MiB 1-9% slower.
 inline constexpr size_t kMinPipelineBytes = size_t{1} << 20;
 Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& params);
 

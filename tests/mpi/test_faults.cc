@@ -176,6 +176,15 @@ void abortPromptly(Harness& h, strataComm_t comm, const char* how) {
            std::string("/dev/shm names a segment of this process after ") + how);
 }
 
+// A failed call's buffers stay allocated until the process ends, as docs/errors.md ("The error
+// state") asks of every caller: MPI may still read or write them when a late peer arrives (a
+// pipelined allreduce's abandoned sends name the caller's buffer), and freeing them made the
+// harness's own MPI_Allreduce crash at the end of the stall scenario.
+void keepUntilExit(std::vector<float>&& buf) {
+  static std::vector<std::vector<float>> kept;
+  kept.push_back(std::move(buf));
+}
+
 void stall(Harness& h, int stallRank, int stallAt, size_t count) {
   const double T = timeoutSeconds();
   if (!flightFile(h.rank()).empty()) std::remove(flightFile(h.rank()).c_str());  // an earlier run's
@@ -224,6 +233,7 @@ void stall(Harness& h, int stallRank, int stallAt, size_t count) {
   }
   h.expect(failed, "no allreduce failed although rank " + std::to_string(stallRank) + " stalled");
   abortPromptly(h, comm, "strataCommAbort");
+  keepUntilExit(std::move(buf));
   checkFlightDump(h, stallAt);
 }
 
@@ -271,6 +281,7 @@ void skipOne(Harness& h, int skipRank, int skipAt, size_t count) {
     h.expectSuccess(strataCommDump(comm), "strataCommDump", comm);
   }
   abortPromptly(h, comm, "strataCommAbort");
+  keepUntilExit(std::move(buf));
 }
 
 void countMismatch(Harness& h, size_t count) {
@@ -293,6 +304,8 @@ void countMismatch(Harness& h, size_t count) {
   if (rc != strataSuccess) checkErrorState(h, comm, rc, msg, send);
   // Destroy after an error: local, like an abort.
   abortPromptly(h, comm, "strataCommDestroy");
+  keepUntilExit(std::move(send));
+  keepUntilExit(std::move(recv));
 }
 
 void abortQueued(Harness& h, int abortRank, size_t count) {
@@ -344,6 +357,7 @@ void abortQueued(Harness& h, int abortRank, size_t count) {
     anyFailed = anyFailed || rc != strataSuccess;
   }
   abortPromptly(h, comm, anyFailed ? "strataCommDestroy" : "strataCommAbort");
+  for (std::vector<float>& b : bufs) keepUntilExit(std::move(b));
 }
 
 int openFds() {
