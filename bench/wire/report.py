@@ -48,3 +48,40 @@ for layout in ("2x1", "2x2", "4x1"):
                   f"{s_oop / 1e3:.0f} / {s_ip / 1e3:.0f} | {share} | "
                   f"{m_oop / 1e3:.0f} / {m_ip / 1e3:.0f} | {vs:.2f}x |")
 print("\n(strata vs MPI: MPI's better time over strata's worse one.)")
+
+
+def rows(layout, run):
+    """{size: (strata oop, strata ip, mpi oop, mpi ip)} of OUTDIR/<layout>-<run>/perf.txt."""
+    path = os.path.join(out, f"{layout}-{run}", "perf.txt")
+    found = {}
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) >= 20 and f[0].isdigit():
+                found[int(f[0])] = (float(f[5]), float(f[9]), float(f[13]), float(f[17]))
+    return found
+
+
+# Open MPI's best: the best MPI_Allreduce time of each setting (default: over every run of the
+# layout, all of which measured it), against strata's worse time (out of place or in place).
+for layout in ("2x1", "2x2", "4x1"):
+    han, pml = rows(layout, "ompi-han"), rows(layout, "ompi-pmlucx")
+    if not han and not pml:
+        continue
+    runs = [rows(layout, e) for e in ("mpi", "ucx", "mpi-nopipe", "ucx-nopipe")]
+    print(f"\n## {layout}: strata against Open MPI's best (default, coll/han, pml ucx), ms\n")
+    print("| size | default | coll/han | pml ucx | best | strata mpi engine | vs best | "
+          "strata ucx engine | vs best |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size in sorted(runs[0]):
+        default = min(min(r[size][2:]) for r in runs if size in r)
+        h = min(han[size][2:]) if size in han else float("inf")
+        p = min(pml[size][2:]) if size in pml else float("inf")
+        best = min(default, h, p)
+        cells = [f"{size >> 20} MiB", f"{default / 1e3:.0f}",
+                 f"{h / 1e3:.0f}" if h != float("inf") else "-",
+                 f"{p / 1e3:.0f}" if p != float("inf") else "-", f"{best / 1e3:.0f}"]
+        for r in runs[:2]:
+            worse = max(r[size][:2]) if size in r else float("nan")
+            cells += [f"{worse / 1e3:.0f}", f"{best / worse:.2f}x"]
+        print("| " + " | ".join(cells) + " |")
