@@ -32,8 +32,7 @@ size_t clampBytes(const char* name, const std::string& text, uint64_t bytes, siz
 
 StatusOr<size_t> clampedSize(env::Var<env::Type::kSize> v, size_t lo, size_t hi) {
   STRATA_ASSIGN_OR_RETURN(uint64_t bytes, env::get(v));
-  bytes = clampBytes(env::registry()[static_cast<int>(v.index)].name, env::text(v), bytes, lo, hi);
-  return static_cast<size_t>(bytes);
+  return clampBytes(env::registry()[static_cast<int>(v.index)].name, env::text(v), bytes, lo, hi);
 }
 
 }  // namespace

@@ -95,16 +95,14 @@ Choice choosePieces(const topo::Hierarchy& h, const Plan& p, double bytes,
                     const CostParams& params) {
   Choice best{p, predict(h, p, bytes, params)};
   if (params.pipelineBytes || planPieceBytes(p) != 0 || !piecesOverlap(p)) return best;
-  std::vector<size_t> pieces;
-  // Up to 1 GiB, the largest chunk_bytes a plan file may give.
-  for (size_t piece = kMinPipelineBytes;
-       static_cast<double>(piece) < bytes && piece <= (size_t{1} << 30); piece *= 2) {
-    pieces.push_back(piece);
-  }
-  // Largest first: a tie keeps fewer pieces.
-  for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+  // Largest first (a tie keeps fewer pieces), from the largest power of two below `bytes`, at
+  // most 1 GiB (the largest chunk_bytes a plan file may give), down to kMinPipelineBytes.
+  constexpr size_t kMaxPiece = size_t{1} << 30;
+  size_t piece = kMinPipelineBytes;
+  while (piece < kMaxPiece && static_cast<double>(2 * piece) < bytes) piece *= 2;
+  for (; piece >= kMinPipelineBytes && static_cast<double>(piece) < bytes; piece /= 2) {
     Plan q = p;
-    q.stages.back().chunkBytes = *it;
+    q.stages.back().chunkBytes = piece;
     Prediction pred = predict(h, q, bytes, params);
     if (pred.totalUs < best.prediction.totalUs) best = Choice{std::move(q), std::move(pred)};
   }
