@@ -10,12 +10,10 @@ namespace {
 
 constexpr double kDefaultSeconds = 600;
 
-// The innermost scope in force on this thread.
-thread_local bool tHas = false;
-thread_local Clock::time_point tAt;
-thread_local double tSeconds = 0;
-thread_local const char* tSource = "STRATA_TIMEOUT";
-thread_local const std::atomic<bool>* tCancel = nullptr;
+// The innermost scope in force on this thread. One thread_local, so that a function reaches it
+// with one TLS lookup (in a shared library each thread_local costs a __tls_get_addr call, and
+// every call of the API opens two scopes).
+thread_local ScopeState tState;
 
 }  // namespace
 
@@ -32,44 +30,48 @@ double configuredSeconds() {
   return kDefaultSeconds;
 }
 
-Scope::Scope(double seconds, const std::atomic<bool>* cancel, const char* source)
-    : savedAt_(tAt),
-      savedSeconds_(tSeconds),
-      savedSource_(tSource),
-      savedHas_(tHas),
-      savedCancel_(tCancel) {
-  if (cancel != nullptr) tCancel = cancel;
+Scope::Scope(double seconds, const std::atomic<bool>* cancel, const char* source) {
+  ScopeState& t = tState;
+  saved_ = t;
+  if (cancel != nullptr) t.cancel = cancel;
   if (seconds > 0) {
     // Far-off values (years) saturate instead of overflowing the clock's representation.
     const double capped = seconds < 1e9 ? seconds : 1e9;
     const Clock::time_point at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                     std::chrono::duration<double>(capped));
-    if (!tHas || at < tAt) {  // the earlier deadline wins
-      tAt = at;
-      tSeconds = seconds;
-      tSource = source;
-      tHas = true;
+    if (!t.has || at < t.at) {  // the earlier deadline wins
+      t.at = at;
+      t.seconds = seconds;
+      t.source = source;
+      t.has = true;
     }
   }
 }
 
-Scope::~Scope() {
-  tAt = savedAt_;
-  tSeconds = savedSeconds_;
-  tSource = savedSource_;
-  tHas = savedHas_;
-  tCancel = savedCancel_;
+Scope::~Scope() { tState = saved_; }
+
+bool Scope::active() {
+  const ScopeState& t = tState;
+  return t.has || t.cancel != nullptr;
 }
 
-bool Scope::active() { return tHas || tCancel != nullptr; }
+bool Scope::cancelled() {
+  const std::atomic<bool>* cancel = tState.cancel;
+  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
 
-bool Scope::cancelled() { return tCancel != nullptr && tCancel->load(std::memory_order_relaxed); }
+bool Scope::expired() {
+  const ScopeState& t = tState;
+  return (t.cancel != nullptr && t.cancel->load(std::memory_order_relaxed)) ||
+         (t.has && Clock::now() >= t.at);
+}
 
-bool Scope::expired() { return cancelled() || (tHas && Clock::now() >= tAt); }
+double Scope::seconds() {
+  const ScopeState& t = tState;
+  return t.has ? t.seconds : 0;
+}
 
-double Scope::seconds() { return tHas ? tSeconds : 0; }
-
-const char* Scope::source() { return tSource; }
+const char* Scope::source() { return tState.source; }
 
 Status expiredError(const std::string& what) {
   if (Scope::cancelled()) {

@@ -30,6 +30,15 @@ using Clock = std::chrono::steady_clock;
 // communicator exists, it logs a warning once and gives the default.
 double configuredSeconds();
 
+// What a thread's innermost scope holds (Scope saves and restores it whole).
+struct ScopeState {
+  bool has = false;  // a deadline is in force
+  Clock::time_point at;
+  double seconds = 0;
+  const char* source = "STRATA_TIMEOUT";
+  const std::atomic<bool>* cancel = nullptr;
+};
+
 class Scope {
  public:
   // seconds <= 0: no deadline of its own (an outer one still applies). cancel: optional.
@@ -52,11 +61,7 @@ class Scope {
   static const char* source();
 
  private:
-  Clock::time_point savedAt_;
-  double savedSeconds_;
-  const char* savedSource_;
-  bool savedHas_;
-  const std::atomic<bool>* savedCancel_;
+  ScopeState saved_;  // the enclosing scope's, restored on exit
 };
 
 // A Scope of STRATA_TIMEOUT when the thread has none in force (bootstrap collectives at

@@ -11,6 +11,14 @@ namespace strata {
 enum class MemoryKind { kHost, kDevice };
 
 // How the cost model charges a fabric's collectives (decompose/cost_model.h).
+// The allreduce a message fabric runs on its own below FabricTraits::smallAllReduceBytes (a stage
+// whose algorithm is auto; from that size on, its ring).
+enum class SmallAllReduce {
+  kAny,                // the cost model takes the cheapest of ring, rhd and direct
+  kRecursiveDoubling,  // log2(p) rounds of the whole vector (mpi: fabrics/mpi/mpi_small.h)
+  kDirect,             // every vector to every member in one round (ucx: p2p_collectives.h)
+};
+
 enum class CostStyle {
   kMessages,     // point-to-point messages between members (MPI): ring, halving-doubling, direct
   kSharedSlots,  // copies through slots in shared memory and a shared-memory barrier (shm)
@@ -27,6 +35,10 @@ struct FabricTraits {
   // bandwidth divided and latency multiplied by these (1: the link as it is).
   double sharedMemoryBandwidthDivisor = 1;
   double sharedMemoryLatencyFactor = 1;
+  // What the fabric's own allreduce runs: `smallAllReduce` below this many bytes, a ring from
+  // there on, so that the planner costs what runs (kAny: whatever is cheapest).
+  SmallAllReduce smallAllReduce = SmallAllReduce::kAny;
+  double smallAllReduceBytes = 0;
 };
 
 // The traits named `name` in `table`, or those of a message-passing fabric with no cost hints

@@ -141,12 +141,9 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& ho
 //      thread after the queued ones when all are blocking, else queued on the engine (a lone
 //      fusable nonblocking allreduce through the fusion queue), waited for when any blocks.
 // Returns the host calls' engine ticket (0 when nothing was queued).
-StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
-                              const plan::Plan* forced = nullptr) {
-  CallerScope one(c.callerCheck(),
-                  calls.size() == 1 ? collectiveName(calls[0].call.coll) : "group of calls");
-  STRATA_RETURN_IF_ERROR(one.status());
-  STRATA_ASSIGN_OR_RETURN(std::vector<Place> places, placeAll(c, calls));
+// The caller holds the communicator (CallerScope) and placed the calls.
+StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
+                               const std::vector<Place>& places, const plan::Plan* forced) {
   const bool lone = calls.size() == 1;
   const bool fuse = lone && forced == nullptr && calls[0].nonblocking &&
                     places[0] == Place::kHost && fusable(c, calls[0].call);
@@ -154,7 +151,7 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
     c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
   for (const GroupCall& g : calls) all.push_back(g.call);
-  STRATA_RETURN_IF_ERROR(checkCalls(c, all));
+  STRATA_RETURN_IF_ERROR(checkCalls(c, all.data(), all.size()));
   for (Call& k : all) k.record = c.flightRecorder().issued(k);
   if (c.timeline() != nullptr) {
     const int64_t now = Timeline::nowNs();
@@ -191,10 +188,44 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
   return ticket;
 }
 
+StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
+                              const plan::Plan* forced = nullptr) {
+  CallerScope one(c.callerCheck(),
+                  calls.size() == 1 ? collectiveName(calls[0].call.coll) : "group of calls");
+  STRATA_RETURN_IF_ERROR(one.status());
+  STRATA_ASSIGN_OR_RETURN(std::vector<Place> places, placeAll(c, calls));
+  return issuePlaced(c, calls, places, forced);
+}
+
+// A lone blocking call on host buffers, the most frequent call by far: issuePlaced's steps for
+// it (a lone call is one fusion unit, run on this thread after the queued ones), without the
+// vectors a group needs. Its per-call cost is the floor of every small allreduce's latency.
+Status issueLoneHost(Comm& c, Call call, const plan::Plan* forced) {
+  c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
+  STRATA_RETURN_IF_ERROR(checkCalls(c, &call, 1));
+  call.record = c.flightRecorder().issued(call);
+  if (c.timeline() != nullptr) call.issuedNs = Timeline::nowNs();
+  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, forced));
+  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  return bounded(c, p.call, 1, [&]() {
+    HostExecutor x(c.memory().scratch());
+    return run(c, x, p);
+  });
+}
+
+// One blocking call: placed first, so that a call on host buffers takes issueLoneHost.
+Status issueBlocking(Comm& c, const Call& call, strataStream_t stream, const plan::Plan* forced) {
+  CallerScope one(c.callerCheck(), collectiveName(call.coll));
+  STRATA_RETURN_IF_ERROR(one.status());
+  STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
+  if (place == Place::kHost) return issueLoneHost(c, call, forced);
+  return issuePlaced(c, {GroupCall{call, stream, false}}, {place}, forced).status();
+}
+
 }  // namespace
 
 Status issue(Comm& c, const Call& call, strataStream_t stream) {
-  return issueCalls(c, {GroupCall{call, stream, false}}).status();
+  return issueBlocking(c, call, stream, nullptr);
 }
 
 StatusOr<uint64_t> issueNonblocking(Comm& c, const Call& call) {
@@ -232,7 +263,7 @@ Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void
   call.count = count;
   call.type = type;
   call.op = op;
-  return issueCalls(c, {GroupCall{call, nullptr, false}}, &plan).status();
+  return issueBlocking(c, call, nullptr, &plan);
 }
 
 }  // namespace strata::core

@@ -106,10 +106,11 @@ Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine) {
   return invalidUsage(std::move(message));
 }
 
-Status checkCalls(Comm& c, std::vector<Call>& calls) {
+Status checkCalls(Comm& c, Call* calls, size_t n) {
   const bool check = c.settings().check && c.size() > 1;
   bool drained = false;
-  for (Call& call : calls) {
+  for (size_t i = 0; i < n; ++i) {
+    Call& call = calls[i];
     c.issued(c.issuing()).sequence().number(call);
     if (!check || pointToPoint(call.coll)) continue;
     if (!drained) {

@@ -151,6 +151,9 @@ class Comm {
   // A split's init: the hierarchy and settings come from the parent.
   Status initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts);
   Status buildHierarchy();
+  // Counts this communicator's ranks on this machine; when they outnumber its cores, every
+  // wait yields at once (common/spin.h). Collective.
+  Status noteOversubscription();
   // STRATA_PLAN_FILE into plans_. Collective.
   Status loadPlans();
   // STRATA_TRACE's timeline, when set. Collective.

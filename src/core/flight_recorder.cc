@@ -55,22 +55,27 @@ FlightRecord* FlightRecorder::find(uint64_t id) {
 
 uint64_t FlightRecorder::issued(const Call& call) {
   if (!on()) return 0;
-  FlightRecord r;
+  const int64_t now = nowUs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t id = next_++;
+  if (ring_.size() < capacity_) ring_.emplace_back();
+  // Rewritten in place (no record built and moved per call): every field, the error kept
+  // allocated for the next failure.
+  FlightRecord& r = ring_[(id - 1) % capacity_];
+  r.id = id;
   r.coll = call.coll;
   r.seq = call.seq;
   r.count = call.count;
   r.type = call.type;
   r.op = call.op;
   r.root = call.root;
-  r.issuedUs = nowUs();
-  std::lock_guard<std::mutex> lock(mutex_);
-  r.id = next_++;
-  if (ring_.size() < capacity_) {
-    ring_.push_back(std::move(r));
-  } else {
-    ring_[(r.id - 1) % capacity_] = std::move(r);
-  }
-  return next_ - 1;
+  r.state = FlightRecord::State::kIssued;
+  r.step = r.steps = r.stepLevel = 0;
+  r.stepKind = Collective::kAllReduce;
+  r.issuedUs = now;
+  r.startedUs = r.endedUs = 0;
+  r.error.clear();
+  return id;
 }
 
 void FlightRecorder::started(uint64_t id) {

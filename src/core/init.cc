@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "common/mpi_wait.h"
+#include "common/spin.h"
 #include "core/comm.h"
 #include "core/describe.h"
 #include "core/flight_dump.h"
@@ -24,6 +25,7 @@
 #include "core/topo_exchange.h"
 #include "decompose/planner.h"
 #include "fabrics/registry.h"
+#include "topology/detect.h"
 #include "topology/topo_file.h"
 
 namespace strata::core {
@@ -138,6 +140,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   if (!settings_.pipelineAuto) costParams_.pipelineBytes = settings_.pipelineBytes;
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
+  STRATA_RETURN_IF_ERROR(noteOversubscription());
   const IssuingThread me = issuing();
   STRATA_RETURN_IF_ERROR(groups_.buildLevels(me));
   STRATA_RETURN_IF_ERROR(groups_.gatherHosts(me));
@@ -145,6 +148,19 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   plans_.dump(settings_.planDumpFile);
   STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TRACE", settings_.tracePattern, true));
   return openTimeline();
+}
+
+Status Comm::noteOversubscription() {
+  const std::string mine = topo::machineId();
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> all, boot::allGatherStrings(*boot_, mine));
+  const int here = static_cast<int>(std::count(all.begin(), all.end(), mine));
+  if (spin::noteRanksOnMachine(here)) {
+    STRATA_INFO(kSubsysInit,
+                "commHash %#llx %d ranks on this machine with %ld online CPUs: waits yield "
+                "their core at once instead of spinning (oversubscribed)",
+                static_cast<unsigned long long>(hash_), here, sysconf(_SC_NPROCESSORS_ONLN));
+  }
+  return Status::ok();
 }
 
 Status Comm::openTimeline() {

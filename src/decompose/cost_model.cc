@@ -56,15 +56,19 @@ double reduceUs(double bytes, const CostParams& params) {
 // (g-1)/g: the fraction of its range a ring member sends in a reduce-scatter or all-gather.
 double ringFraction(int g) { return static_cast<double>(g - 1) / g; }
 
-// The shm fabric (fabrics/shm): members copy into shared slots, meet at a barrier (alpha per
-// member: every arrival moves one shared cache line) and read each other's slots. An allreduce
+// The shm fabric (fabrics/shm): members copy into shared slots, meet at a barrier and read
+// each other's slots. A barrier is two alphas whatever g: one for the last arrival's cache line
+// to reach the others, one for each member's reads of the g arrival lines, which are
+// independent loads the core overlaps (not g cache misses one after another). An allreduce
 // of up to kShmDirectBytes takes one barrier and every member reduces the whole range; above,
 // two barriers, each member reduces a 1/g shard, and everyone copies the result out:
 // copy-in n + shard reads n + copy-out n.
 constexpr double kShmDirectBytes = 16 << 10;
 
+static double shmBarrierUs(const topo::LinkModel& link) { return 2 * alphaUs(link); }
+
 AllReduceCost shmAllReduce(int g, double n, const topo::LinkModel& link, const CostParams& params) {
-  const double a = alphaUs(link) * g, b = betaEffUsPerByte(link, 1);
+  const double a = shmBarrierUs(link), b = betaEffUsPerByte(link, 1);
   if (n <= kShmDirectBytes) return {a + (n + g * n) * b + reduceUs((g - 1) * n, params), n};
   return {2 * a + 3 * n * b + reduceUs(n * (g - 1) / g, params), n};
 }
@@ -72,12 +76,12 @@ AllReduceCost shmAllReduce(int g, double n, const topo::LinkModel& link, const C
 double shmReduceScatterUs(int g, double n, const topo::LinkModel& link, const CostParams& params) {
   if (g <= 1) return 0;
   const double b = betaEffUsPerByte(link, 1);
-  return alphaUs(link) * g + 2 * n * b + reduceUs(n * (g - 1) / g, params);
+  return shmBarrierUs(link) + 2 * n * b + reduceUs(n * (g - 1) / g, params);
 }
 
 double shmAllGatherUs(int g, double n, const topo::LinkModel& link) {
   if (g <= 1) return 0;
-  return alphaUs(link) * g + (n / g + n) * betaEffUsPerByte(link, 1);
+  return shmBarrierUs(link) + (n / g + n) * betaEffUsPerByte(link, 1);
 }
 
 // A message-passing fabric between ranks of one host passes every message through its own
@@ -175,6 +179,21 @@ AllReduceCost rhdAllReduce(int g, double n, const topo::LinkModel& link, int sha
   return c;
 }
 
+// Recursive doubling: log2(p) rounds, each exchanging and combining the whole vector with one
+// partner; the g - p extra ranks fold in first and get the result back last (mpi_small.h).
+AllReduceCost rdAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
+                          const CostParams& params) {
+  int rounds = 0;
+  while ((2LL << rounds) <= g) ++rounds;  // log2(p)
+  const double round = alphaUs(link) + n * betaEffUsPerByte(link, sharing);
+  AllReduceCost c{rounds * (round + reduceUs(n, params)), rounds * n};
+  if ((1 << rounds) != g) {
+    c.us += 2 * round + reduceUs(n, params);
+    c.bytesSent += n;
+  }
+  return c;
+}
+
 // Every rank sends its whole vector to every other in one round, then combines the g-1 vectors
 // it received (the combine is all of them, not a 1/g share as in the ring). Wins only when
 // latency dominates.
@@ -210,6 +229,24 @@ AllReduceCost allReduce(const std::string& algorithm, int g, double n, const top
   }
   *chosen = best->first;
   return best->second;
+}
+
+// The allreduce a message fabric runs for `algorithm` (FabricTraits::smallAllReduce): auto
+// means the fabric's own choice by size where it declares one, else the cheapest.
+AllReduceCost fabricAllReduce(const FabricTraits& fabric, const std::string& algorithm, int g,
+                              double n, const topo::LinkModel& link, int sharing,
+                              const CostParams& params, std::string* chosen) {
+  const bool named = algorithm == "ring" || algorithm == "rhd" || algorithm == "direct";
+  if (named || g <= 1 || fabric.smallAllReduce == SmallAllReduce::kAny) {
+    return allReduce(algorithm, g, n, link, sharing, params, chosen);
+  }
+  if (n >= fabric.smallAllReduceBytes)
+    return allReduce("ring", g, n, link, sharing, params, chosen);
+  if (fabric.smallAllReduce == SmallAllReduce::kDirect) {
+    return allReduce("direct", g, n, link, sharing, params, chosen);
+  }
+  *chosen = "rd";
+  return rdAllReduce(g, n, link, sharing, params);
 }
 
 int stageGroupSize(const topo::Hierarchy& h, const Stage& s) {
@@ -254,8 +291,8 @@ Prediction predictPassthrough(const topo::Hierarchy& h, double bytes, const Cost
   c.groupSize = h.numRanks();
   c.bytes = bytes;
   const FabricTraits& flat = traitsOf(params.fabrics, params.flatFabric);
-  const AllReduceCost ar = allReduce("auto", c.groupSize, bytes, linkFor(stageLink(h, all), flat),
-                                     1, params, &c.algorithm);
+  const AllReduceCost ar = fabricAllReduce(
+      flat, "auto", c.groupSize, bytes, linkFor(stageLink(h, all), flat), 1, params, &c.algorithm);
   c.us = ar.us;
   c.bytesMoved = ar.bytesSent;
   Prediction out;
@@ -304,7 +341,8 @@ Prediction predictStages(const topo::Hierarchy& h, const Plan& plan, double byte
         ar = {shmReduceScatterUs(g, range, link, params) + shmAllGatherUs(g, range, link), range};
         c.algorithm = "ring";
       } else {
-        ar = allReduce(algorithmName(s.algorithm), g, range, link, sharing, params, &c.algorithm);
+        ar = fabricAllReduce(fabric, algorithmName(s.algorithm), g, range, link, sharing, params,
+                             &c.algorithm);
       }
       c.us = ar.us;
       c.bytesMoved = ar.bytesSent;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <fstream>
 
 #include "common/log.h"
 #include "topology/hwloc_reader.h"
@@ -20,6 +21,13 @@ std::string systemHostName() {
 
 std::string localHostName(const std::string& hostOverride) {
   return hostOverride.empty() ? systemHostName() : hostOverride;
+}
+
+std::string machineId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (in && std::getline(in, id) && !id.empty()) return "boot " + id;
+  return "host " + systemHostName();
 }
 
 LocalInfo detectLocal(const std::string& hostOverride) {

@@ -20,6 +20,10 @@ struct LocalInfo {
 // The host name ranks are grouped by: `hostOverride` (STRATA_HOSTNAME) when not empty.
 std::string localHostName(const std::string& hostOverride);
 
+// This machine: its kernel's boot id (the same in every network and UTS namespace of one
+// machine, so emulated hosts on one machine share it), else the system host name.
+std::string machineId();
+
 // The host name and the package of the CPU binding (a CPU-only hwloc load). Callers that load
 // the full topology anyway get the package from readLiveHwloc instead.
 LocalInfo detectLocal(const std::string& hostOverride);

@@ -16,6 +16,10 @@
 namespace strata::fabric {
 namespace {
 
+// From this size on, an allreduce runs the point-to-point ring (mpi_ring.h); below, recursive
+// doubling (blocking) or MPI_Iallreduce (started). mpiTraits tells the cost model.
+constexpr size_t kMpiRingMinBytes = 64 << 10;
+
 class MpiFabric final : public Fabric {
  public:
   MpiFabric(MPI_Comm comm, int rank, int size)
@@ -243,7 +247,7 @@ class MpiFabric final : public Fabric {
   MPI_Comm comm_;  // the group's bootstrap's
   int rank_, size_;
   std::vector<int> counts_, displs_;  // reused int copies, so no allocation per call
-  static constexpr size_t kRingMinBytes = 64 << 10;
+  static constexpr size_t kRingMinBytes = kMpiRingMinBytes;
   MPI_Request request_ = MPI_REQUEST_NULL;  // a small allreduce in flight (allReduceStart)
   size_t startedCount_ = 0;                 // ... its count and type, for messages
   strataDataType_t startedType_ = strataFloat32;
@@ -265,6 +269,8 @@ FabricTraits mpiTraits() {
   t.cost = CostStyle::kMessages;
   t.sharedMemoryBandwidthDivisor = 3;
   t.sharedMemoryLatencyFactor = 2;
+  t.smallAllReduce = SmallAllReduce::kRecursiveDoubling;  // allReduce: smallAllReduce, else ring_
+  t.smallAllReduceBytes = static_cast<double>(kMpiRingMinBytes);
   return t;
 }
 

@@ -15,10 +15,10 @@
 // all of them see the same mismatch at the same barrier: a mismatch fails every member, never
 // gives a silent wrong answer.
 //
-// Waiting spins briefly and then yields the core: the ranks of a job often outnumber the cores
-// (oversubscribed test machines), and a spinning waiter would steal the time the rank it waits
-// for needs. IdleHook::idle() runs while waiting (the dispatcher's pipeline progresses the
-// inter-host allreduce in flight there). The wait ends at the thread's deadline
+// Waiting spins briefly and then yields the core, and yields at once where the ranks outnumber
+// the cores (oversubscribed test machines; common/spin.h): a spinning waiter would steal the
+// time the rank it waits for needs. IdleHook::idle() runs while waiting (the dispatcher's pipeline
+// progresses the inter-host allreduce in flight there). The wait ends at the thread's deadline
 // (common/deadline.h).
 #pragma once
 
@@ -29,6 +29,7 @@
 #include <string>
 
 #include "common/deadline.h"
+#include "common/spin.h"
 #include "fabrics/fabric.h"
 
 namespace strata::fabric {
@@ -66,10 +67,11 @@ inline Status shmBarrier(ShmMemberLine* lines, int members, int me, uint64_t epo
   lines[me].call[epoch & 1] = call;
   lines[me].epoch.store(epoch, std::memory_order_release);
   deadline::Poll poll;
+  const unsigned spinLimit = spin::pollsBeforeYield(64);
   for (int j = 0; j < members; ++j) {
     for (unsigned spins = 0; lines[j].epoch.load(std::memory_order_acquire) < epoch; ++spins) {
       IdleHook::idle();
-      if (spins < 64) {
+      if (spins < spinLimit) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif

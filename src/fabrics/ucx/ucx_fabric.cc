@@ -105,6 +105,9 @@ class UcxFabric final : public Fabric {
 FabricTraits ucxTraits() {
   FabricTraits t = mpiTraits();
   t.name = "ucx";
+  // Its allreduce is p2p::Collectives': every vector to every member below kDirectBytes.
+  t.smallAllReduce = SmallAllReduce::kDirect;
+  t.smallAllReduceBytes = static_cast<double>(p2p::Collectives::kDirectBytes);
   return t;
 }
 

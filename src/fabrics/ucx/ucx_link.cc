@@ -6,6 +6,7 @@
 
 #include "common/deadline.h"
 #include "common/log.h"
+#include "common/spin.h"
 #include "fabrics/fabric.h"
 #include "fabrics/ucx/ucx_context.h"
 
@@ -15,7 +16,7 @@ namespace {
 constexpr uint64_t kFullMask = ~uint64_t{0};
 constexpr int kMaxMembers = 1 << 24;  // the sender's field of the tag
 // Polls before yielding the core, as common/mpi_wait.cc: spin while a message is about to
-// land, then leave the core to late peers (oversubscribed machines).
+// land, then leave the core to late peers; at once on an oversubscribed machine (common/spin.h).
 constexpr unsigned kSpinPolls = 256;
 constexpr double kFlushSeconds = 10;  // the destructor's flush (flushAndClose)
 
@@ -240,6 +241,7 @@ Status UcxLink::probe(p2p::Channel ch, int peer, bool* found, int* source, size_
 
 Status UcxLink::wait(p2p::Channel ch, const char* what) {
   deadline::Poll poll;
+  const unsigned spinPolls = spin::pollsBeforeYield(kSpinPolls);
   for (unsigned polls = 0;; ++polls) {
     while (ucp_worker_progress(worker_) != 0) {
     }
@@ -248,7 +250,7 @@ Status UcxLink::wait(p2p::Channel ch, const char* what) {
     if (!st.isOk()) return st.withContext(what);
     if (done) return Status::ok();
     IdleHook::idle();
-    if (polls < kSpinPolls) {
+    if (polls < spinPolls) {
       if (!poll.expired()) continue;
     } else {
       sched_yield();

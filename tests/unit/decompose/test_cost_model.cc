@@ -294,8 +294,9 @@ std::vector<Scenario> scenarios() {
     return Level("network", "mpi", link(LinkKind::kInfiniband, 6, 1.5), sharing);
   };
   const std::vector<Plan> two = {
-      passthrough(), staged("flat-ring", {stage({0, 1}, Algorithm::kRing)}), staged("flat", {stage({0, 1})}),
-      staged("two-level", {stage({0}), stage({1})}), staged("reordered", {stage({1}), stage({0})})};
+      passthrough(), staged("flat-ring", {stage({0, 1}, Algorithm::kRing)}),
+      staged("flat", {stage({0, 1})}), staged("two-level", {stage({0}), stage({1})}),
+      staged("reordered", {stage({1}), stage({0})})};
   const std::vector<Plan> three = {
       passthrough(),
       staged("flat-ring", {stage({0, 1, 2}, Algorithm::kRing)}),
@@ -381,7 +382,8 @@ TEST_CASE("cost model: large messages on a slow network prefer the hierarchy", "
       INFO("linkSharing " << sharing);
       const Hierarchy two = regular({node, net(sharing)}, {8, 4});
       const double flat =
-          predict(two, staged("flat-ring", {stage({0, 1}, Algorithm::kRing)}), bytes, params).totalUs;
+          predict(two, staged("flat-ring", {stage({0, 1}, Algorithm::kRing)}), bytes, params)
+              .totalUs;
       const double hier =
           predict(two, staged("two-level", {stage({0}), stage({1})}), bytes, params).totalUs;
       CHECK(hier < flat);
@@ -389,7 +391,8 @@ TEST_CASE("cost model: large messages on a slow network prefer the hierarchy", "
           regular({Level("socket", "mpi", link(LinkKind::kNvlink, 20, 0.5)), node, net(sharing)},
                   {2, 4, 4});
       const double flat3 =
-          predict(three, staged("flat-ring", {stage({0, 1, 2}, Algorithm::kRing)}), bytes, params).totalUs;
+          predict(three, staged("flat-ring", {stage({0, 1, 2}, Algorithm::kRing)}), bytes, params)
+              .totalUs;
       const double blue3 =
           predict(three, staged("blueconnect", {stage({0}), stage({1}), stage({2})}), bytes, params)
               .totalUs;
@@ -438,14 +441,14 @@ TEST_CASE("cost model: a fabric's traits, never its name, decide how it is coste
   // The passthrough runs on flatFabric and pays the same hints.
   CHECK(predict(h, passthrough(), 1e6, fifo).totalUs >
         2 * predict(h, passthrough(), 1e6, none).totalUs);
-  // Shared slots: costed by the slot formulas: two barriers of alpha per member, and a copy
-  // in, the shard reads and a copy out of n bytes each: 2 * 4 * 1 + 3 * 1e6 * 1e-4 = 308 us.
+  // Shared slots: costed by the slot formulas: two barriers of two alphas each, and a copy
+  // in, the shard reads and a copy out of n bytes each: 2 * 2 * 1 + 3 * 1e6 * 1e-4 = 304 us.
   CostParams shared = none;
   shared.fabrics = {slots("x")};
   const Prediction p = predict(h, flat, 1e6, shared);
   REQUIRE(p.stages.size() == 1);
   CHECK(p.stages[0].algorithm == "shm");
-  CHECK(p.totalUs == Approx(308));
+  CHECK(p.totalUs == Approx(304));
 }
 
 TEST_CASE("planner: a flat candidate only on a fabric that is not message passing",
@@ -464,10 +467,54 @@ TEST_CASE("planner: a flat candidate only on a fabric that is not message passin
   CHECK(hasFlat(params));
 }
 
+TEST_CASE(
+    "cost model: a message fabric is costed by the allreduce it runs; small calls on one "
+    "host take shm's one barrier",
+    "[cost_model]") {
+  // One host of 8 ranks over shared memory (10 GB/s, 0.3 us). "m" passes messages as the mpi
+  // fabric: a third of the bandwidth and twice the latency in shared memory, recursive doubling
+  // below 64 KiB and its ring from there on.
+  const auto shmLink = link(LinkKind::kSharedMemory, 10, 0.3);
+  const Hierarchy h = regular({Level("node", "s", shmLink)}, {8});
+  FabricTraits rd = messages("m", 3, 2);
+  rd.smallAllReduce = SmallAllReduce::kRecursiveDoubling;
+  rd.smallAllReduceBytes = 65536;
+  CostParams params = noReduce();
+  params.fabrics = {slots("s"), rd};
+  params.flatFabric = "m";
+  // 8 B: 3 rounds of alpha 0.6 us + 8 B at 10/3 GB/s (0.0024 us) = 1.8072 us.
+  Prediction pass = predict(h, passthrough(), 8, params);
+  REQUIRE(pass.stages.size() == 1);
+  CHECK(pass.stages[0].algorithm == "rd");
+  CHECK(pass.totalUs == Approx(3 * (0.6 + 8 * 3e-4)));
+  // From 64 KiB on it runs its ring.
+  CHECK(predict(h, passthrough(), 65536, params).stages[0].algorithm == "ring");
+  // 6 ranks: 2 rounds of 4 members, and the fold and the return of the other 2.
+  const Hierarchy six = regular({Level("node", "s", shmLink)}, {6});
+  CHECK(predict(six, passthrough(), 8, params).totalUs == Approx(4 * (0.6 + 8 * 3e-4)));
+  // A fabric that sends every vector to every member below 32 KiB (ucx), and one that declares
+  // nothing (the cheapest of ring, rhd and direct: direct at 8 B).
+  FabricTraits direct = messages("m", 3, 2);
+  direct.smallAllReduce = SmallAllReduce::kDirect;
+  direct.smallAllReduceBytes = 32768;
+  params.fabrics = {slots("s"), direct};
+  CHECK(predict(h, passthrough(), 8, params).stages[0].algorithm == "direct");
+  CHECK(predict(h, passthrough(), 32768, params).stages[0].algorithm == "ring");
+  params.fabrics = {slots("s"), messages("m", 3, 2)};
+  CHECK(predict(h, passthrough(), 8, params).stages[0].algorithm == "direct");
+  // The planner: shm's one barrier (two alphas, 0.6 us, plus the copy in and the 8 reads of
+  // 8 B: 72 B at 10 GB/s) beats recursive doubling's three rounds.
+  params.fabrics = {slots("s"), rd};
+  const Choice c = choosePlan(h, 8, params);
+  CHECK(c.plan.name == "flat");
+  REQUIRE(c.prediction.stages.size() == 1);
+  CHECK(c.prediction.stages[0].algorithm == "shm");
+  CHECK(c.prediction.totalUs == Approx(0.6 + 72 * 1e-4));
+}
+
 // A 400-byte topology file of 20 levels of size 2 once made strata-plan enumerate every order of
 // every split (10^18 plans) until it ran out of memory; the library's choosePlan did the same.
-TEST_CASE("candidatePlans stays bounded however many levels a topology file has",
-          "[cost_model]") {
+TEST_CASE("candidatePlans stays bounded however many levels a topology file has", "[cost_model]") {
   auto levels = [](int k) {
     std::vector<Level> ls;
     for (int l = 0; l < k; ++l) ls.emplace_back("l" + std::to_string(l), "x");
