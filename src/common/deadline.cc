@@ -30,21 +30,44 @@ double configuredSeconds() {
   return kDefaultSeconds;
 }
 
+namespace {
+
+// Starts the deadline of a scope that has not read the clock yet: it counts from the first
+// moment anyone asks (a wait's first check, or a nested scope), not from the scope's opening.
+// Most calls never wait long enough to check, so most scopes never read the clock (two reads
+// per call were a tenth of a small allreduce's cost on a VM's clock).
+void arm(ScopeState& t) {
+  // Far-off values (years) saturate instead of overflowing the clock's representation.
+  const double capped = t.seconds < 1e9 ? t.seconds : 1e9;
+  t.at = Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped));
+  t.armed = true;
+}
+
+}  // namespace
+
 Scope::Scope(double seconds, const std::atomic<bool>* cancel, const char* source) {
   ScopeState& t = tState;
+  // An enclosing deadline starts now at the latest: this scope's wait must not restart it when
+  // it restores the enclosing state.
+  if (t.has && !t.armed) arm(t);
   saved_ = t;
   if (cancel != nullptr) t.cancel = cancel;
-  if (seconds > 0) {
-    // Far-off values (years) saturate instead of overflowing the clock's representation.
-    const double capped = seconds < 1e9 ? seconds : 1e9;
-    const Clock::time_point at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                    std::chrono::duration<double>(capped));
-    if (!t.has || at < t.at) {  // the earlier deadline wins
-      t.at = at;
-      t.seconds = seconds;
-      t.source = source;
-      t.has = true;
-    }
+  if (seconds <= 0) return;
+  if (!t.has) {
+    t.has = true;
+    t.armed = false;
+    t.seconds = seconds;
+    t.source = source;
+    return;
+  }
+  ScopeState mine = t;
+  mine.seconds = seconds;
+  arm(mine);
+  if (mine.at < t.at) {  // the earlier deadline wins
+    t.at = mine.at;
+    t.seconds = seconds;
+    t.source = source;
   }
 }
 
@@ -61,9 +84,14 @@ bool Scope::cancelled() {
 }
 
 bool Scope::expired() {
-  const ScopeState& t = tState;
-  return (t.cancel != nullptr && t.cancel->load(std::memory_order_relaxed)) ||
-         (t.has && Clock::now() >= t.at);
+  ScopeState& t = tState;
+  if (t.cancel != nullptr && t.cancel->load(std::memory_order_relaxed)) return true;
+  if (!t.has) return false;
+  if (!t.armed) {
+    arm(t);
+    return false;
+  }
+  return Clock::now() >= t.at;
 }
 
 double Scope::seconds() {

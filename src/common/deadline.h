@@ -10,6 +10,10 @@
 // A scope may also carry a cancel flag (the communicator's, set by strataCommAbort from
 // another thread): a wait then ends as soon as it is set, without waiting for the clock.
 //
+// A scope's budget counts from the first time it is needed: the first check of a wait below it
+// (or a scope opened inside it), not the scope's opening. A call that never waits long enough
+// to check never reads the clock; one that does gets its whole budget for its waits.
+//
 // Cost: Poll reads the clock once every kClockEvery calls, so a waiter that spins pays a
 // counter increment per spin; one that yields pays a clock read per yield (tens of ns).
 #pragma once
@@ -32,7 +36,8 @@ double configuredSeconds();
 
 // What a thread's innermost scope holds (Scope saves and restores it whole).
 struct ScopeState {
-  bool has = false;  // a deadline is in force
+  bool has = false;    // a deadline is in force
+  bool armed = false;  // `at` is set: the deadline started (deadline.cc: arm)
   Clock::time_point at;
   double seconds = 0;
   const char* source = "STRATA_TIMEOUT";

@@ -1,19 +1,20 @@
 #include "gpu/device.h"
 
 #include <cstring>
-#include <mutex>
 
 #include "common/cuda_check.h"
 
 namespace strata::gpu {
 
 int visibleDevices() {
-  static std::once_flag once;
-  static int count = 0;
-  std::call_once(once, [] {
-    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  // A function-local static, not std::call_once: every call of the API asks (core::placeOf),
+  // and libstdc++'s call_once sets two thread_locals and calls pthread_once each time.
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
     (void)cudaGetLastError();  // a missing driver is not an error of a later call
-  });
+    return n;
+  }();
   return count;
 }
 

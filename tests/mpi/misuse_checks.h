@@ -126,9 +126,10 @@ inline void runTwoWaiters(Harness& h, const Comm& cm) {
   // would then return only once the late ranks issue theirs, its request complete. One
   // nonblocking call of the same size, waited for, makes the setup first.
   strataRequest_t warm = nullptr;
-  if (!checkResult(v, strataIAllReduce(in.data(), out.data(), kCount, strataFloat32, strataSum,
-                                       cm.comm, &warm),
-                   cm.comm) ||
+  if (!checkResult(
+          v,
+          strataIAllReduce(in.data(), out.data(), kCount, strataFloat32, strataSum, cm.comm, &warm),
+          cm.comm) ||
       !checkResult(v, strataWait(&warm), cm.comm)) {
     h.record(v);
     return;

@@ -79,6 +79,7 @@ TEST_CASE("nested scopes: the earlier deadline wins and the outer one comes back
 
 TEST_CASE("scopes are per thread; a zero timeout waits for ever", "[deadline]") {
   Scope s(0.01);
+  CHECK_FALSE(Scope::expired());  // the first check starts the budget
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   CHECK(Scope::expired());
   bool otherActive = true;
@@ -102,9 +103,34 @@ TEST_CASE("the cancel flag ends a wait at once and says aborted", "[deadline]") 
 
 TEST_CASE("Poll reads the clock only every kClockEvery calls", "[deadline]") {
   Scope s(0.001);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
   Poll p;
+  CHECK_FALSE(p.expiredNow());  // starts the budget
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
   for (unsigned i = 1; i < Poll::kClockEvery; ++i) CHECK_FALSE(p.expired());
   CHECK(p.expired());
   CHECK(p.expiredNow());
+}
+
+TEST_CASE("a scope's budget counts from its first check, not from its opening", "[deadline]") {
+  {
+    Scope s(0.02);
+    // Work before the first wait (a copy, a reduction) does not count.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(Scope::expired());
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    CHECK(Scope::expired());
+  }
+  {
+    // A scope opened inside starts the enclosing one's budget, and a later deadline inside
+    // never extends it, nor does leaving the inner scope restart it.
+    Scope outer(0.02);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    {
+      Scope inner(100);
+      CHECK_FALSE(Scope::expired());
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      CHECK(Scope::expired());
+    }
+    CHECK(Scope::expired());
+  }
 }
