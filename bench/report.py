@@ -287,8 +287,11 @@ def main():
     for st, ddoc, hdoc, rows in results:
         multi = int(st["hosts"]) > 1
         md += [f"## {st['title']}", ""]
+        iters = (", ".join(f"-n {s['iters']} -w {s['warmup']} from {size_text(s['minbytes'])} to "
+                           f"{size_text(s['maxbytes'])}" for s in ddoc["sweeps"])
+                 if "sweeps" in ddoc else f"-n {ddoc['iters']} -w {ddoc['warmup']}")
         md.append(f"{ddoc['nranks']} ranks on {ddoc['nhosts']} host(s); "
-                  f"-n {ddoc['iters']} -w {ddoc['warmup']} --repeat {ddoc['repeat']}"
+                  f"{iters}, --repeat {ddoc['repeat']}"
                   + (f"; link rate {st['rate_text']} = {int(st['rate_bits']) / 8e6:.1f} MB/s per direction"
                      if multi else "")
                   + f". Files: `{st['default_json']}`, `{st['han_json']}`, plot `{st['setting']}.png`.")
