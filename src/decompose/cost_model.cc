@@ -195,16 +195,20 @@ AllReduceCost rdAllReduce(int g, double n, const topo::LinkModel& link, int shar
 }
 
 // Every rank sends its whole vector to every other in one round, then combines the g-1 vectors
-// it received (the combine is all of them, not a 1/g share as in the ring). Wins only when
-// latency dominates.
+// it received (the combine is all of them, not a 1/g share as in the ring). The round is not
+// one alpha: a member's g-1 messages leave through its one link one after another, each paying
+// the per-message cost, so (g-1) alphas (2 x 2 ranks on the lab: direct over all 4 took 33 us,
+// one message between the hosts inside a staged plan 17-20 us). Wins only when latency
+// dominates and the group is small.
 AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
                               const CostParams& params) {
   const double sent = (g - 1) * n;
-  return {2 * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) + reduceUs(sent, params),
+  return {(g - 1) * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) +
+              reduceUs(sent, params),
           sent};
 }
 
-// The allreduce `algorithm` ("ring", "rhd", "direct", or anything else: the cheapest) over one
+// The allreduce `algorithm` ("ring", "rhd", "rd", "direct", or anything else: the cheapest) over one
 // group; `chosen` gets the algorithm costed.
 AllReduceCost allReduce(const std::string& algorithm, int g, double n, const topo::LinkModel& link,
                         int sharing, const CostParams& params, std::string* chosen) {
@@ -212,16 +216,18 @@ AllReduceCost allReduce(const std::string& algorithm, int g, double n, const top
     *chosen = "none";
     return {};
   }
-  if (algorithm == "ring" || algorithm == "rhd" || algorithm == "direct") {
+  if (algorithm == "ring" || algorithm == "rhd" || algorithm == "direct" || algorithm == "rd") {
     *chosen = algorithm;
     if (algorithm == "ring") return ringAllReduce(g, n, link, sharing, params);
     if (algorithm == "rhd") return rhdAllReduce(g, n, link, sharing, params);
+    if (algorithm == "rd") return rdAllReduce(g, n, link, sharing, params);
     return directAllReduce(g, n, link, sharing, params);
   }
   // Ties keep the earlier entry: the ring is what every fabric implements.
   const std::pair<const char*, AllReduceCost> options[] = {
       {"ring", ringAllReduce(g, n, link, sharing, params)},
       {"rhd", rhdAllReduce(g, n, link, sharing, params)},
+      {"rd", rdAllReduce(g, n, link, sharing, params)},
       {"direct", directAllReduce(g, n, link, sharing, params)}};
   const auto* best = &options[0];
   for (const auto& o : options) {
@@ -245,8 +251,7 @@ AllReduceCost fabricAllReduce(const FabricTraits& fabric, const std::string& alg
   if (fabric.smallAllReduce == SmallAllReduce::kDirect) {
     return allReduce("direct", g, n, link, sharing, params, chosen);
   }
-  *chosen = "rd";
-  return rdAllReduce(g, n, link, sharing, params);
+  return allReduce("rd", g, n, link, sharing, params, chosen);
 }
 
 int stageGroupSize(const topo::Hierarchy& h, const Stage& s) {
