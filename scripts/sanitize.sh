@@ -90,8 +90,9 @@ case "$kind" in
     export OMPI_MCA_memory="^patcher"
     # UCX's memory hooks (libucm, loaded with libstrata) patch mmap's code at load time, which
     # crashes a TSan-instrumented process before main (SIGSEGV, no report). The hooks only keep
-    # UCX's registration cache true, and the TSan entries never use the ucx fabric; "none"
-    # leaves mmap to TSan's interceptor.
+    # UCX's registration cache true for memory registered with a device (RDMA), which the tcp,
+    # shared-memory and cma transports of these runs do not use; "none" leaves mmap to TSan's
+    # interceptor.
     export UCX_MEM_MMAP_HOOK_MODE=none
     mpi_regex="$(join "${tsan_mpi[@]}")"
     # The engine's unit tests come as a binary of their own (strata_engine_tests).

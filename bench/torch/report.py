@@ -2,7 +2,10 @@
 """Renders bench/torch/run's results folder as Markdown: bench/torch/report.py DIR RATE.
 
 Reads DIR/<setting>-<model>-<config>.json (examples/torch/train_ddp.py --json); setting a is one
-host x 4 ranks, b is 2 netlab hosts x 2 ranks. Checks issue 14's targets on (b), resnet18.
+host x 4 ranks, b is 2 netlab hosts x 2 ranks under mpirun, c the same launched without MPI
+(tools/strata-run). Checks issue 14's targets on (b), resnet18, and issue 29's on (b) and (c):
+strata's synchronisation overhead within 1.15x of its byte bound (the gradient's bytes over each
+host's link, 2 S (H-1)/H, at the link rate).
 """
 import json
 import os
@@ -69,7 +72,7 @@ def table(group):
         wait = r.get("wait_ms") if c != "nocomm" else None
         wratio = wait / gloo["wait_ms"] if wait is not None and gloo and gloo.get("wait_ms") \
             and c != "gloo" else None
-        rows[c] = {"ratio": ratio, "wait_ratio": wratio, "gap": gap}
+        rows[c] = {"ratio": ratio, "wait_ratio": wratio, "gap": gap, "overhead": over}
         out.append("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s |" % (
             c, WHAT.get(c, ""), r["iter_ms"], fmt(over), fmt(ratio, "%.2f"),
             fmt(None if c == "nocomm" else r.get("wait_ms")),
@@ -77,6 +80,49 @@ def table(group):
             fmt(None if gap is None else 100 * gap, "%.2f%%"),
             fmt(r.get("test_accuracy"), "%.3f")))
     return "\n".join(out), rows
+
+
+def rate_bytes_per_s(rate):
+    """tc's rate text (2gbit, 500mbit, 100mbps) in bytes per second, or None."""
+    import re
+    m = re.fullmatch(r"([0-9.]+)\s*([kmgt]?)(bit|bps)", rate.strip().lower())
+    if not m:
+        return None
+    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
+    value = float(m.group(1)) * scale
+    return value / 8 if m.group(3) == "bit" else value
+
+
+def byte_bound_ms(run, rate):
+    """strata's byte bound for one iteration's gradient (float32): each host's link carries
+    2 S (H-1)/H in each direction (reduce-scatter and all-gather between the hosts)."""
+    bps = rate_bytes_per_s(rate)
+    hosts = run["world_size"] // max(1, run["ranks_per_host"])
+    if bps is None or hosts < 2:
+        return None
+    s = 4.0 * run["params"]
+    return 1e3 * 2 * s * (hosts - 1) / hosts / bps
+
+
+def issue29_targets(setting, model, group, rows, rate):
+    """[(target, measured, met)]: strata's sync overhead <= 1.15x its byte bound on the emulated
+    hosts, resnet18, with its ratio to Gloo's next to it."""
+    out = []
+    if setting not in ("b", "c") or model != "resnet18":
+        return out
+    for c, r in rows.items():
+        if not c.startswith("strata") or c not in group or r.get("overhead") is None:
+            continue
+        bound = byte_bound_ms(group[c], rate)
+        if bound is None:
+            continue
+        where = "(%s) %s, %s" % (setting, model, c)
+        gloo = (rows.get("gloo") or {}).get("overhead")
+        vs = "; %.2f of Gloo's" % (r["overhead"] / gloo) if gloo else ""
+        out.append(("%s: sync overhead <= 1.15x the byte bound (%.0f ms)" % (where, bound),
+                    "%.0f ms = %.2fx%s" % (r["overhead"], r["overhead"] / bound, vs),
+                    r["overhead"] <= 1.15 * bound))
+    return out
 
 
 def targets_of(setting, model, rows):
@@ -123,13 +169,16 @@ def main():
     for (setting, model), group in sorted(runs.items()):
         any_run = next(iter(group.values()))
         where = ("(a) 1 host x %d ranks" % any_run["world_size"]) if setting == "a" else \
-            ("(b) 2 emulated hosts x %d ranks, %s links" % (any_run["ranks_per_host"], rate))
+            ("(%s) 2 emulated hosts x %d ranks, %s links, launched by %s" % (
+                setting, any_run["ranks_per_host"], rate,
+                "mpirun" if setting == "b" else "tools/strata-run (no MPI)"))
         a = any_run["args"]
         print("## %s: %s (%.2f M parameters, batch %d per rank, %d epochs)\n" % (
             where, model, any_run["params"] / 1e6, a["batch"], a["epochs"]))
         text, rows = table(group)
         print(text + "\n")
         targets += targets_of(setting, model, rows)
+        targets += issue29_targets(setting, model, group, rows, rate)
     failed = os.path.join(d, "failed.txt")
     if os.path.exists(failed):
         print("## Failed runs (their logs: <run>.txt)\n")

@@ -253,7 +253,9 @@ def main():
     say("summary: " + ", ".join("%s %.4g" % (k, v) for k, v in summary.items() if v is not None))
     if rank == 0 and args.json:
         out = {"script": "examples/torch/train_ddp.py", "args": vars(args), "world_size": world,
-               "ranks_per_host": int(os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE", world)),
+               "ranks_per_host": int(os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                    os.environ.get("LOCAL_WORLD_SIZE", world))),
+               "launcher": "mpirun" if "OMPI_COMM_WORLD_SIZE" in os.environ else "torchrun-style",
                "params": nparams, "epochs": epochs, **summary}
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)

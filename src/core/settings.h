@@ -42,7 +42,7 @@ struct Settings {
   // config (strataConfig_t.timeoutMs; the torch backend's group timeout).
   const char* timeoutSource = "STRATA_TIMEOUT";
   WireType compress = WireType::kNone;  // STRATA_COMPRESS: the wire type of inter-host stages
-  std::string net = "mpi";              // STRATA_NET: the inter-host engine, "mpi" or "ucx"
+  std::string net = "ucx";              // STRATA_NET: the inter-host engine, "ucx" or "mpi"
 
   // Reads the registry. A malformed value (not a size, integer or duration where the registry
   // says so; STRATA_MPI_CUDA_AWARE, STRATA_COMPRESS or STRATA_NET outside their words) is an

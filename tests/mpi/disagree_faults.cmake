@@ -102,13 +102,13 @@ foreach(variant IN ITEMS "np4;NP;4" "np4.hosts_2_2;HOSTS;a:2;b:2")
   strata_add_mpi_test(mpi.faults.abort_queued.${tag}.threads PROGRAM faults ${layout} TIMEOUT 60
     ARGS --scenario abort-queued --threads ENV STRATA_TIMEOUT=2)
 endforeach()
-# The same over ucx (STRATA_NET=ucx: the inter-host level and shm's partner): a stalled peer
-# times out in the started ring, ranks that disagree fail, and the abandoned fabrics go
-# without a word from UCX.
-strata_add_mpi_test(mpi.faults.stall.ucx.np4.hosts_2_2.threads PROGRAM faults HOSTS a:2 b:2
-  TIMEOUT 60 ARGS --scenario stall --threads ENV STRATA_TIMEOUT=2 STRATA_NET=ucx)
-strata_add_mpi_test(mpi.faults.count_mismatch.ucx.np4.hosts_2_2 PROGRAM faults HOSTS a:2 b:2
-  TIMEOUT 60 ARGS --scenario count-mismatch ENV STRATA_TIMEOUT=2 STRATA_NET=ucx)
+# The entries above run the default engine (ucx: the inter-host level and shm's partner; the
+# abandoned fabrics go without a word from UCX). The same over Open MPI (STRATA_NET=mpi): a
+# stalled peer times out in the started ring, ranks that disagree fail.
+strata_add_mpi_test(mpi.faults.stall.net_mpi.np4.hosts_2_2.threads PROGRAM faults HOSTS a:2 b:2
+  TIMEOUT 60 ARGS --scenario stall --threads ENV STRATA_TIMEOUT=2 STRATA_NET=mpi)
+strata_add_mpi_test(mpi.faults.count_mismatch.net_mpi.np4.hosts_2_2 PROGRAM faults
+  HOSTS a:2 b:2 TIMEOUT 60 ARGS --scenario count-mismatch ENV STRATA_TIMEOUT=2 STRATA_NET=mpi)
 # The dumps strata-trace hang reads in tests/tools (trace.cmake's live_* cases): the stalled rank
 # above on 2 hosts, and a rank that skips a call (it dumps on SIGUSR1).
 set_tests_properties(mpi.faults.stall.np4.hosts_2_2 PROPERTIES FIXTURES_SETUP flight_stall)

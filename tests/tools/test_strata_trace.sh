@@ -360,7 +360,7 @@ assert [c["comm"] for c in d["comms"]] == ["0x00000000000beef0", "0x00000000000f
     ;;
   live_timeline)
     # STRATA_TRACE on a real job: strata-perf, 4 ranks as 2 emulated hosts (levels node/shm and
-    # network/mpi), 1 MiB allreduces: 2 warm-up calls, 4 timed and 1 checked, out of place and
+    # network/ucx, the default engine), 1 MiB allreduces: 2 warm-up calls, 4 timed and 1 checked, out of place and
     # in place, so 14 calls per rank. Each rank's file must hold them with their steps; merge and
     # summary must take the files as they are.
     mkdir "$work/t"
@@ -379,7 +379,7 @@ for r in range(4):
     m = meta[0]["args"]
     assert (m["rank"], m["size"]) == (r, 4), m
     assert [(l["name"], l["fabric"], l["size"]) for l in m["levels"]] == \
-        [("node", "shm", 2), ("network", "mpi", 2)], m["levels"]
+        [("node", "shm", 2), ("network", "ucx", 2)], m["levels"]
     calls = [e for e in ev if e.get("cat") == "call"]
     assert len(calls) == 14, len(calls)
     for c in calls:
@@ -395,7 +395,7 @@ for r in range(4):
     for c in calls:
         s = steps[c["args"]["seq"]]
         levels = sorted({(x["args"]["levelName"], x["args"]["fabric"]) for x in s})
-        assert levels == [("network", "mpi"), ("node", "shm")], levels
+        assert levels == [("network", "ucx"), ("node", "shm")], levels
         # The steps run inside the call, one after another.
         for x in s:
             assert c["ts"] - 1 <= x["ts"] and x["ts"] + x["dur"] <= c["ts"] + c["dur"] + 1, (c, x)
@@ -496,7 +496,7 @@ alone = ranges(os.path.join(w, "nvtx"))
 assert len(alone) == 4 and not glob.glob(os.path.join(w, "nvtx", "*.json")), os.listdir(w + "/nvtx")
 for proc in alone:
     assert sum(1 for c, m in proc if c == "call") == 14, proc
-    assert any(c == "step" and m.endswith("network/mpi") for c, m in proc), proc
+    assert any(c == "step" and m.endswith("network/ucx") for c, m in proc), proc
 
 for log in glob.glob(os.path.join(w, "off", "nvtx.*.log")):
     assert not any(l.startswith(("start ", "domain ")) for l in open(log)), log

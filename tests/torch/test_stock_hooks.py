@@ -6,9 +6,10 @@ DDP's callback: the backend must complete that future on another thread (it once
 for ever). Every Work is bounded by the group's timeout, so a hang fails within it.
 
 Parameters must match Gloo's run within a relative 1e-4 of the largest update (PowerSGD's
-orthogonalisation amplifies the last bits of sums done in another order), exactly for
-allreduce_hook on 2 ranks, and be the same on every rank (but for noop_hook, which
-communicates nothing).
+orthogonalisation amplifies the last bits of sums done in another order), within 2^-10 of it for
+fp16_compress_hook (it sums float16 values: any order other than Gloo's rounds each sum
+differently, by up to one float16 ulp, 2^-11 relative, either way), exactly for allreduce_hook on
+2 ranks, and be the same on every rank (but for noop_hook, which communicates nothing).
 """
 import datetime
 
@@ -81,7 +82,8 @@ for name, hook, make_state in cases:
     largest = (theirs - start).abs().max().item()
     worst = (ours - theirs).abs().max().item()
     exact = name == "allreduce_hook" and size <= 2
-    ck.check(worst <= (0.0 if exact else 1e-4 * max(largest, 1e-6)),
+    relative = 2.0 ** -10 if name == "fp16_compress_hook" else 1e-4
+    ck.check(worst <= (0.0 if exact else relative * max(largest, 1e-6)),
              f"{name}: parameters differ from Gloo's by up to {worst:.3g} (largest update "
              f"{largest:.3g})")
     everyone = [torch.empty_like(ours) for _ in range(size)]

@@ -153,15 +153,15 @@ TEST_CASE("settings: STRATA_COMPRESS is none by default, fp16 or bf16, and refus
   }
 }
 
-TEST_CASE("settings: STRATA_NET is mpi by default, or ucx, and refuses others", "[settings]") {
+TEST_CASE("settings: STRATA_NET is ucx by default, or mpi, and refuses others", "[settings]") {
   {
     ScopedEnv net("STRATA_NET", nullptr);
-    CHECK(settingsNow().net == "mpi");
+    CHECK(settingsNow().net == "ucx");
   }
   {
-    ScopedEnv net("STRATA_NET", "ucx");
-    CHECK(settingsNow().net == "ucx");
-    CHECK(agreedValues(settingsNow()).find("\nucx\n") != std::string::npos);
+    ScopedEnv net("STRATA_NET", "mpi");
+    CHECK(settingsNow().net == "mpi");
+    CHECK(agreedValues(settingsNow()).find("\nmpi\n") != std::string::npos);
   }
   for (const char* bad : {"bogus", "UCX", "tcp"}) {
     ScopedEnv net("STRATA_NET", bad);
