@@ -156,7 +156,7 @@ Status Comm::noteOversubscription() {
   const int here = static_cast<int>(std::count(all.begin(), all.end(), mine));
   if (spin::noteRanksOnMachine(here)) {
     STRATA_INFO(kSubsysInit,
-                "commHash %#llx %d ranks on this machine with %ld online CPUs: waits yield "
+                "commHash %#llx %d ranks on one machine with %ld online CPUs: waits yield "
                 "their core at once instead of spinning (oversubscribed)",
                 static_cast<unsigned long long>(hash_), here, sysconf(_SC_NPROCESSORS_ONLN));
   }

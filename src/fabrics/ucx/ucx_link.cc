@@ -1,7 +1,11 @@
 #include "fabrics/ucx/ucx_link.h"
 
 #include <sched.h>
+#include <ucs/debug/log_def.h>
 
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 
 #include "common/deadline.h"
@@ -301,6 +305,54 @@ std::string UcxLink::describe(const Pending& p, p2p::Channel ch, const char* wha
 // removed shared-memory FIFO), and its abandoned sends are still in flight (destroying it logs
 // them as not returned to UCX's pool). Kept reachable until the process ends, as
 // keepUntilExit keeps buffers (common/mpi_wait.h): a worker's sockets and FIFOs per abort.
+namespace {
+
+// UCX logs a failed flush at ERROR ("error during flush: Endpoint timeout") for an endpoint
+// whose peer's worker is already gone. At a link's end that peer has finished its last call, so
+// it received everything this member sent (every call waits for its own messages): the line is
+// noise, and a user reading "UCX ERROR" at the end of a good run would take it for a failure.
+// While links close, a handler keeps those lines to strata's TRACE log; every other UCX message
+// passes. Process-wide and counted, as UCX's handler stack is: the first closing link pushes
+// it, the last pops it.
+ucs_log_func_rc_t quietExitFlush(const char* file, unsigned line, const char*,
+                                 ucs_log_level_t level, const ucs_log_component_config_t*,
+                                 const char* format, va_list ap) {
+  if (level != UCS_LOG_LEVEL_ERROR || std::strstr(format, "error during flush") == nullptr) {
+    return UCS_LOG_FUNC_RC_CONTINUE;
+  }
+  char text[256];
+  std::vsnprintf(text, sizeof(text), format, ap);
+  STRATA_TRACE(kSubsysFabric, "ucx link closing: %s (UCX %s:%u; the peer had finished)", text, file,
+               line);
+  return UCS_LOG_FUNC_RC_STOP;
+}
+
+class QuietExitFlush {
+ public:
+  QuietExitFlush() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (users()++ == 0) ucs_log_push_handler(quietExitFlush);
+  }
+  ~QuietExitFlush() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--users() == 0) ucs_log_pop_handler();
+  }
+  QuietExitFlush(const QuietExitFlush&) = delete;
+  QuietExitFlush& operator=(const QuietExitFlush&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& users() {
+    static int n = 0;
+    return n;
+  }
+};
+
+}  // namespace
+
 UcxLink::~UcxLink() {
   if (worker_ == nullptr) return;
   for (unsigned ch = 0; ch < p2p::kChannels; ++ch) abandonChannel(static_cast<p2p::Channel>(ch));
@@ -311,6 +363,7 @@ UcxLink::~UcxLink() {
     kept->push_back(worker_);
     return;
   }
+  QuietExitFlush quiet;
   flushAndClose();
   ucp_worker_destroy(worker_);
 }
