@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/counted_scope.h"
 #include "common/deadline.h"
 #include "common/log.h"
 
@@ -34,39 +35,21 @@ void abandon(int n, MPI_Request* reqs, MpiRequestKind kind) {
 // handler is MPI_ERRORS_RETURN. Process-wide and counted: the first waiter saves the user's
 // handler and sets it, the last one restores it (waits on several threads overlap). A user's
 // own MPI call on another thread in that window gets an error code instead of aborting.
-class WorldErrorsReturn {
- public:
-  WorldErrorsReturn() {
-    std::lock_guard<std::mutex> lock(mutex());
-    if (users()++ == 0) {
-      MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved());
-      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    }
-  }
-  ~WorldErrorsReturn() {
-    std::lock_guard<std::mutex> lock(mutex());
-    if (--users() == 0) {
-      MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved());
-      MPI_Errhandler_free(&saved());
-    }
-  }
-  WorldErrorsReturn(const WorldErrorsReturn&) = delete;
-  WorldErrorsReturn& operator=(const WorldErrorsReturn&) = delete;
-
- private:
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  static int& users() {
-    static int n = 0;
-    return n;
-  }
+struct WorldErrorsReturnChange {
   static MPI_Errhandler& saved() {
     static MPI_Errhandler h = MPI_ERRHANDLER_NULL;
     return h;
   }
+  static void apply() {
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved());
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  static void undo() {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved());
+    MPI_Errhandler_free(&saved());
+  }
 };
+using WorldErrorsReturn = CountedScope<WorldErrorsReturnChange>;
 
 Status waitLoop(int n, MPI_Request* reqs, MPI_Status* statuses, MpiRequestKind kind,
                 const MpiWhat& what, void (*idle)());

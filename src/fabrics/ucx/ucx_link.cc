@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/counted_scope.h"
 #include "common/deadline.h"
 #include "common/log.h"
 #include "common/spin.h"
@@ -300,11 +301,6 @@ std::string UcxLink::describe(const Pending& p, p2p::Channel ch, const char* wha
          std::to_string(size_) + ", " + channelName(ch) + " message " + std::to_string(p.seq) + ")";
 }
 
-// After an abort the worker is kept, not destroyed: peers may still connect to it or send to
-// it (their endpoints would fail loudly on a vanished worker: UCX logs "shmat failed" for a
-// removed shared-memory FIFO), and its abandoned sends are still in flight (destroying it logs
-// them as not returned to UCX's pool). Kept reachable until the process ends, as
-// keepUntilExit keeps buffers (common/mpi_wait.h): a worker's sockets and FIFOs per abort.
 namespace {
 
 // UCX logs a failed flush at ERROR ("error during flush: Endpoint timeout") for an endpoint
@@ -327,32 +323,19 @@ ucs_log_func_rc_t quietExitFlush(const char* file, unsigned line, const char*,
   return UCS_LOG_FUNC_RC_STOP;
 }
 
-class QuietExitFlush {
- public:
-  QuietExitFlush() {
-    std::lock_guard<std::mutex> lock(mutex());
-    if (users()++ == 0) ucs_log_push_handler(quietExitFlush);
-  }
-  ~QuietExitFlush() {
-    std::lock_guard<std::mutex> lock(mutex());
-    if (--users() == 0) ucs_log_pop_handler();
-  }
-  QuietExitFlush(const QuietExitFlush&) = delete;
-  QuietExitFlush& operator=(const QuietExitFlush&) = delete;
-
- private:
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  static int& users() {
-    static int n = 0;
-    return n;
-  }
+struct QuietExitFlushChange {
+  static void apply() { ucs_log_push_handler(quietExitFlush); }
+  static void undo() { ucs_log_pop_handler(); }
 };
+using QuietExitFlush = CountedScope<QuietExitFlushChange>;
 
 }  // namespace
 
+// After an abort the worker is kept, not destroyed: peers may still connect to it or send to
+// it (their endpoints would fail loudly on a vanished worker: UCX logs "shmat failed" for a
+// removed shared-memory FIFO), and its abandoned sends are still in flight (destroying it logs
+// them as not returned to UCX's pool). Kept reachable until the process ends, as
+// keepUntilExit keeps buffers (common/mpi_wait.h): a worker's sockets and FIFOs per abort.
 UcxLink::~UcxLink() {
   if (worker_ == nullptr) return;
   for (unsigned ch = 0; ch < p2p::kChannels; ++ch) abandonChannel(static_cast<p2p::Channel>(ch));
