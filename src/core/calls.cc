@@ -141,6 +141,18 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& ho
 //      thread after the queued ones when all are blocking, else queued on the engine (a lone
 //      fusable nonblocking allreduce through the fusion queue), waited for when any blocks.
 // Returns the host calls' engine ticket (0 when nothing was queued).
+// Step 2 of the issue path, for a group's calls or a lone one: numbers them (and compares them
+// under STRATA_CHECK), records them in the flight recorder, and stamps their issue time.
+Status numberAndRecord(Comm& c, Call* calls, size_t n) {
+  STRATA_RETURN_IF_ERROR(checkCalls(c, calls, n));
+  for (size_t i = 0; i < n; ++i) calls[i].record = c.flightRecorder().issued(calls[i]);
+  if (c.timeline() != nullptr) {
+    const int64_t now = Timeline::nowNs();
+    for (size_t i = 0; i < n; ++i) calls[i].issuedNs = now;
+  }
+  return Status::ok();
+}
+
 // The caller holds the communicator (CallerScope) and placed the calls.
 StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
                                const std::vector<Place>& places, const plan::Plan* forced) {
@@ -151,12 +163,7 @@ StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
     c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
   for (const GroupCall& g : calls) all.push_back(g.call);
-  STRATA_RETURN_IF_ERROR(checkCalls(c, all.data(), all.size()));
-  for (Call& k : all) k.record = c.flightRecorder().issued(k);
-  if (c.timeline() != nullptr) {
-    const int64_t now = Timeline::nowNs();
-    for (Call& k : all) k.issuedNs = now;
-  }
+  STRATA_RETURN_IF_ERROR(numberAndRecord(c, all.data(), all.size()));
   std::vector<Prepared> device;
   std::vector<strataStream_t> streams;
   std::vector<Call> host;
@@ -202,9 +209,7 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
 // vectors a group needs. Its per-call cost is the floor of every small allreduce's latency.
 Status issueLoneHost(Comm& c, Call call, const plan::Plan* forced) {
   c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
-  STRATA_RETURN_IF_ERROR(checkCalls(c, &call, 1));
-  call.record = c.flightRecorder().issued(call);
-  if (c.timeline() != nullptr) call.issuedNs = Timeline::nowNs();
+  STRATA_RETURN_IF_ERROR(numberAndRecord(c, &call, 1));
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, forced));
   STRATA_RETURN_IF_ERROR(c.engine().drain());
   return bounded(c, p.call, 1, [&]() {

@@ -203,20 +203,23 @@ AllReduceCost rdAllReduce(int g, double n, const topo::LinkModel& link, int shar
 AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int sharing,
                               const CostParams& params) {
   const double sent = (g - 1) * n;
-  return {(g - 1) * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) +
-              reduceUs(sent, params),
+  return {(g - 1) * alphaUs(link) + sent * betaEffUsPerByte(link, sharing) + reduceUs(sent, params),
           sent};
 }
 
-// The allreduce `algorithm` ("ring", "rhd", "rd", "direct", or anything else: the cheapest) over one
-// group; `chosen` gets the algorithm costed.
+bool namedAlgorithm(const std::string& a) {
+  return a == "ring" || a == "rhd" || a == "rd" || a == "direct";
+}
+
+// The allreduce `algorithm` ("ring", "rhd", "rd", "direct", or anything else: the cheapest) over
+// one group; `chosen` gets the algorithm costed.
 AllReduceCost allReduce(const std::string& algorithm, int g, double n, const topo::LinkModel& link,
                         int sharing, const CostParams& params, std::string* chosen) {
   if (g <= 1) {
     *chosen = "none";
     return {};
   }
-  if (algorithm == "ring" || algorithm == "rhd" || algorithm == "direct" || algorithm == "rd") {
+  if (namedAlgorithm(algorithm)) {
     *chosen = algorithm;
     if (algorithm == "ring") return ringAllReduce(g, n, link, sharing, params);
     if (algorithm == "rhd") return rhdAllReduce(g, n, link, sharing, params);
@@ -242,8 +245,7 @@ AllReduceCost allReduce(const std::string& algorithm, int g, double n, const top
 AllReduceCost fabricAllReduce(const FabricTraits& fabric, const std::string& algorithm, int g,
                               double n, const topo::LinkModel& link, int sharing,
                               const CostParams& params, std::string* chosen) {
-  const bool named = algorithm == "ring" || algorithm == "rhd" || algorithm == "direct";
-  if (named || g <= 1 || fabric.smallAllReduce == SmallAllReduce::kAny) {
+  if (namedAlgorithm(algorithm) || g <= 1 || fabric.smallAllReduce == SmallAllReduce::kAny) {
     return allReduce(algorithm, g, n, link, sharing, params, chosen);
   }
   if (n >= fabric.smallAllReduceBytes)
