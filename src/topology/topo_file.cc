@@ -181,6 +181,25 @@ Status parseLevel(const YAML::Node& node, int index, const std::vector<std::stri
   return Status::ok();
 }
 
+// The optional top-level `gpu` and `cpu` keys: one word of `choices`, kept as written.
+const std::vector<std::string> kGpuGenerations = {"volta", "ampere", "hopper", "blackwell"};
+const std::vector<std::string> kCpuVendors = {"intel", "amd"};
+
+Status parseChoice(const Entry* entry, const std::vector<std::string>& choices,
+                   const Errors& errors, std::string* out) {
+  if (entry == nullptr) return Status::ok();
+  const std::string key = entry->keyNode.Scalar();
+  if (!isPlainScalar(entry->value) ||
+      std::find(choices.begin(), choices.end(), entry->value.Scalar()) == choices.end()) {
+    return errors.at(
+        entry->keyNode.Mark(),
+        "'" + key + "' must be one of " + joined(choices) + ", found " +
+            (entry->value.IsScalar() ? "'" + entry->value.Scalar() + "'" : kindOf(entry->value)));
+  }
+  *out = entry->value.Scalar();
+  return Status::ok();
+}
+
 StatusOr<TopoFile> parseDocument(const YAML::Node& root,
                                  const std::vector<std::string>& knownFabrics,
                                  const Errors& errors) {
@@ -189,7 +208,7 @@ StatusOr<TopoFile> parseDocument(const YAML::Node& root,
                          "expected a map with a 'levels' list at the top, found " + kindOf(root));
   }
   STRATA_ASSIGN_OR_RETURN(std::vector<Entry> entries,
-                          entriesOf(root, {"levels"}, "the top level", errors));
+                          entriesOf(root, {"levels", "gpu", "cpu"}, "the top level", errors));
   const Entry* levels = find(entries, "levels");
   if (levels == nullptr) return errors.whole("missing 'levels'");
   if (!levels->value.IsSequence()) {
@@ -200,6 +219,8 @@ StatusOr<TopoFile> parseDocument(const YAML::Node& root,
     return errors.at(levels->keyNode.Mark(), "'levels' is empty; give at least one level");
   }
   TopoFile file;
+  STRATA_RETURN_IF_ERROR(parseChoice(find(entries, "gpu"), kGpuGenerations, errors, &file.gpu));
+  STRATA_RETURN_IF_ERROR(parseChoice(find(entries, "cpu"), kCpuVendors, errors, &file.cpu));
   for (size_t l = 0; l < levels->value.size(); ++l) {
     STRATA_RETURN_IF_ERROR(
         parseLevel(levels->value[l], static_cast<int>(l), knownFabrics, errors, &file));
@@ -278,7 +299,10 @@ std::string formatTopoFile(const TopoFile& file) {
   YAML::Emitter out;
   out << YAML::Comment("strata topology file (STRATA_TOPO_FILE): levels innermost first; " +
                        std::to_string(ranks) + " ranks");
-  out << YAML::BeginMap << YAML::Key << "levels" << YAML::Value << YAML::BeginSeq;
+  out << YAML::BeginMap;
+  if (!file.gpu.empty()) out << YAML::Key << "gpu" << YAML::Value << file.gpu;
+  if (!file.cpu.empty()) out << YAML::Key << "cpu" << YAML::Value << file.cpu;
+  out << YAML::Key << "levels" << YAML::Value << YAML::BeginSeq;
   for (size_t l = 0; l < file.levels.size(); ++l) {
     out << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "name" << YAML::Value << file.levels[l].name;

@@ -15,6 +15,11 @@
 //           bandwidth_GBps the per-direction bandwidth in GB/s, latency_us the per-message
 //           latency, link_sharing how many of the level's groups share one link at once.
 //           `strata-topo --save` writes them.
+// The top level may also say what the ranks run on, for strata-plan's NCCL baseline only (the
+// library itself ignores them):
+//   gpu     volta, ampere, hopper or blackwell: the GPU generation whose constants NCCL's cost
+//           model uses (decompose/nccl_model.h); volta stands for every generation before it.
+//   cpu     intel or amd: NCCL's per-call network overhead differs.
 // Any other key, at the top or in a level, is refused, as is a key given twice: a typo must not
 // be silently ignored. Comments and both block and flow style are fine; see configs/topologies/.
 //
@@ -35,6 +40,8 @@ namespace strata::topo {
 struct TopoFile {
   std::vector<Level> levels;
   std::vector<int> sizes;  // sizes[l]: children of each level-l group
+  std::string gpu;         // the `gpu` key ("" when absent)
+  std::string cpu;         // the `cpu` key ("" when absent)
 };
 
 // Parses YAML text. `source` names it in messages (a path, or "<string>"). `knownFabrics` lists

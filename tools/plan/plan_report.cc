@@ -154,11 +154,34 @@ std::string jsonKey(std::string key) {
   return key;
 }
 
+// "baseline: ..." and its notes, or nothing without a baseline.
+std::string baselineText(const Baseline& b) {
+  if (b.kind.empty()) return "";
+  std::string out = "baseline " + b.kind + ": " + b.description + "\n";
+  for (const std::string& n : b.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+nlohmann::json baselineJson(const Baseline& b) {
+  if (b.kind.empty()) return nullptr;
+  return {{"kind", b.kind}, {"description", b.description}, {"notes", b.notes}};
+}
+
+// A size's baseline, the fallback flag and what is chosen: strata's plan, or NCCL's flat
+// algorithm when it falls back.
+void addBaselineJson(const Baseline& b, const SizeReport& r, nlohmann::json* j) {
+  (*j)["baseline"] = b.kind.empty()
+                         ? nlohmann::json()
+                         : nlohmann::json{{"what", r.baseline.what}, {"us", r.baseline.us}};
+  (*j)["fallback"] = r.fallback;
+  (*j)["chosen_us"] = r.chosenUs();
+}
+
 }  // namespace
 
 StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
                                            const std::vector<size_t>& sizes,
-                                           const PlanSource& plans) {
+                                           const PlanSource& plans, const Baseline& baseline) {
   const std::vector<plan::Plan> candidates = plan::candidatePlans(h, plans.params);
   const auto refs = referenceNames(h);
   std::vector<SizeReport> out;
@@ -205,18 +228,35 @@ StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
       }
       r.references.push_back(std::move(ref));
     }
+    r.baseline = baselineAt(baseline, h, n, plans.params);
+    // Where NCCL's own choice beats the planner's best plan, strata runs NCCL's flat algorithm
+    // (a plan file's rule is run as written).
+    r.fallback = baseline.kind == "nccl" && plans.rules.empty() &&
+                 r.baseline.us < r.prediction.totalUs &&
+                 !sameCost(r.baseline.us, r.prediction.totalUs);
     out.push_back(std::move(r));
   }
   return out;
 }
 
-std::string formatShow(const Target& t, const PlanSource& plans,
+std::string formatShow(const Target& t, const PlanSource& plans, const Baseline& baseline,
                        const std::vector<SizeReport>& reports) {
   const topo::Hierarchy& h = t.hierarchy;
-  std::string out = levelsText(t) + paramsText(plans);
+  std::string out = levelsText(t) + paramsText(plans) + baselineText(baseline);
   for (const SizeReport& r : reports) {
     out += "\n=== " + std::to_string(r.bytes) + " bytes (" +
            formatBytes(static_cast<double>(r.bytes)) + ") ===\n";
+    if (r.fallback) {
+      out += "plan flat: NCCL's " + r.baseline.what + " over every rank, " +
+             formatTime(r.baseline.us) + "\n  note: the planner's best plan is predicted " +
+             ratio(r.prediction.totalUs / r.baseline.us) +
+             " NCCL's time; strata falls back to NCCL's flat algorithm. That plan:\n  ";
+    } else if (!baseline.kind.empty() && r.baseline.us < r.prediction.totalUs &&
+               !sameCost(r.baseline.us, r.prediction.totalUs)) {
+      out += "note: this plan is predicted " + ratio(r.prediction.totalUs / r.baseline.us) +
+             " the " + baseline.kind + " baseline's time (" + r.baseline.what + ", " +
+             formatTime(r.baseline.us) + ")\n";
+    }
     out += "plan " + planText(h, r.plan);
     if (r.rule != nullptr) {
       out += "  [" + plans.name + (r.rule->line > 0 ? ":" + std::to_string(r.rule->line) : "") +
@@ -258,15 +298,21 @@ std::string formatShow(const Target& t, const PlanSource& plans,
            r.prediction.totalUs > 0 ? ratio(total / r.prediction.totalUs) + " chosen" : "",
            plan::describePlan(h, ref.plan)});
     }
+    if (!baseline.kind.empty()) {
+      refs.push_back({baseline.kind, formatTime(r.baseline.us),
+                      r.chosenUs() > 0 ? ratio(r.baseline.us / r.chosenUs()) + " chosen" : "",
+                      r.baseline.what});
+    }
     out += formatTable(refs, {true, false, false, true}, "  ");
   }
   return out;
 }
 
-nlohmann::json showJson(const Target& t, const PlanSource& plans,
+nlohmann::json showJson(const Target& t, const PlanSource& plans, const Baseline& baseline,
                         const std::vector<SizeReport>& reports) {
   const topo::Hierarchy& h = t.hierarchy;
   nlohmann::json j = headerJson(t, plans);
+  j["baseline"] = baselineJson(baseline);
   nlohmann::json sizes = nlohmann::json::array();
   for (const SizeReport& r : reports) {
     nlohmann::json s{{"bytes", r.bytes}, {"plan", planJson(h, r.plan)}};
@@ -286,16 +332,17 @@ nlohmann::json showJson(const Target& t, const PlanSource& plans,
       compared[jsonKey(ref.key)] = c;
     }
     s["compared"] = compared;
+    addBaselineJson(baseline, r, &s);
     sizes.push_back(std::move(s));
   }
   j["sizes"] = sizes;
   return j;
 }
 
-std::string formatSimulate(const Target& t, const PlanSource& plans,
+std::string formatSimulate(const Target& t, const PlanSource& plans, const Baseline& baseline,
                            const std::vector<SizeReport>& reports) {
   const topo::Hierarchy& h = t.hierarchy;
-  std::string out = levelsText(t) + paramsText(plans);
+  std::string out = levelsText(t) + paramsText(plans) + baselineText(baseline);
   if (reports.empty()) return out;
   // The reference plans are the same at every size; say once what they do.
   for (const Reference& ref : reports.front().references) {
@@ -305,38 +352,58 @@ std::string formatSimulate(const Target& t, const PlanSource& plans,
                                  : plan::describePlan(h, ref.plan)) +
            "\n";
   }
+  // The speedup is over the baseline; without one (--baseline none), over the flat ring.
+  const std::string over = baseline.kind.empty() ? "flat-ring" : baseline.kind;
+  const bool ownColumn = !baseline.kind.empty() && baseline.kind != "flat-ring";
   Table rows{{"size"}};
+  if (ownColumn) rows[0].push_back(baseline.kind);
+  if (baseline.kind == "nccl") rows[0].push_back("nccl algo");
   for (const Reference& ref : reports.front().references) rows[0].push_back(ref.key);
-  for (const char* c : {"chosen", "plan", "speedup", "saved"}) rows[0].push_back(c);
+  for (const char* c : {"strata", "chosen", "plan", "speedup", "saved"}) rows[0].push_back(c);
+  bool anyFallback = false;
   for (const SizeReport& r : reports) {
     std::vector<std::string> row{sizeLabel(r.bytes)};
+    if (ownColumn) row.push_back(formatTime(r.baseline.us));
+    if (baseline.kind == "nccl") row.push_back(r.baseline.what);
     for (const Reference& ref : r.references) {
       row.push_back(ref.found ? formatTime(ref.prediction.totalUs) : "-");
     }
     row.push_back(formatTime(r.prediction.totalUs));
-    row.push_back(r.plan.name);
+    row.push_back(formatTime(r.chosenUs()));
+    row.push_back(r.fallback ? "flat (nccl)" : r.plan.name);
+    anyFallback = anyFallback || r.fallback;
     const Reference* flat = findReference(r, "flat-ring");
-    const double chosen = r.prediction.totalUs;
-    if (flat != nullptr && flat->found && chosen > 0) {
-      row.push_back(ratio(flat->prediction.totalUs / chosen));
-      row.push_back(percent(1 - chosen / flat->prediction.totalUs));
+    const double base = baseline.kind.empty() ? (flat && flat->found ? flat->prediction.totalUs : 0)
+                                              : r.baseline.us;
+    const double chosen = r.chosenUs();
+    if (base > 0 && chosen > 0) {
+      row.push_back(ratio(base / chosen));
+      row.push_back(percent(1 - chosen / base));
     } else {
       row.insert(row.end(), {"-", "-"});
     }
     rows.push_back(std::move(row));
   }
   std::vector<bool> left(rows[0].size(), false);
-  left[rows[0].size() - 3] = true;  // the plan's name
-  out += "\n" + formatTable(rows, left, "") +
-         "speedup = flat-ring / chosen; saved = 1 - chosen / flat-ring (the share of the flat "
-         "ring's time the chosen plan saves)\n";
+  left[rows[0].size() - 3] = true;              // the plan's name
+  if (baseline.kind == "nccl") left[2] = true;  // NCCL's algorithm/protocol
+  out +=
+      "\n" + formatTable(rows, left, "") + "strata = the planner's best plan; chosen = what runs";
+  if (anyFallback) {
+    out +=
+        " (flat (nccl): strata's plan is predicted slower than NCCL's choice, so it falls "
+        "back to NCCL's flat algorithm)";
+  }
+  out += "\nspeedup = " + over + " / chosen; saved = 1 - chosen / " + over +
+         " (the share of the baseline's time the chosen plan saves)\n";
   return out;
 }
 
-nlohmann::json simulateJson(const Target& t, const PlanSource& plans,
+nlohmann::json simulateJson(const Target& t, const PlanSource& plans, const Baseline& baseline,
                             const std::vector<SizeReport>& reports) {
   const topo::Hierarchy& h = t.hierarchy;
   nlohmann::json j = headerJson(t, plans);
+  j["baseline"] = baselineJson(baseline);
   nlohmann::json refs = nlohmann::json::object();
   if (!reports.empty()) {
     for (const Reference& ref : reports.front().references) {
@@ -351,16 +418,26 @@ nlohmann::json simulateJson(const Target& t, const PlanSource& plans,
       row[jsonKey(ref.key) + "_us"] =
           ref.found ? nlohmann::json(ref.prediction.totalUs) : nlohmann::json();
     }
-    nlohmann::json chosen = planJson(h, r.plan);
-    chosen["us"] = r.prediction.totalUs;
+    nlohmann::json strata = planJson(h, r.plan);
+    strata["us"] = r.prediction.totalUs;
+    row["strata_plan"] = strata;
+    nlohmann::json chosen =
+        r.fallback
+            ? nlohmann::json{{"name", "flat (nccl)"},
+                             {"description", "NCCL's " + r.baseline.what + " over every rank"}}
+            : planJson(h, r.plan);
+    chosen["us"] = r.chosenUs();
     row["chosen"] = chosen;
+    addBaselineJson(baseline, r, &row);
     const Reference* flat = findReference(r, "flat-ring");
-    const double us = r.prediction.totalUs;
+    const double us = r.chosenUs();
     const bool ok = flat != nullptr && flat->found && us > 0;
     row["speedup_vs_flat_ring"] =
         ok ? nlohmann::json(flat->prediction.totalUs / us) : nlohmann::json();
     row["time_saved_fraction"] =
         ok ? nlohmann::json(1 - us / flat->prediction.totalUs) : nlohmann::json();
+    row["speedup_vs_baseline"] =
+        !baseline.kind.empty() && us > 0 ? nlohmann::json(r.baseline.us / us) : nlohmann::json();
     rows.push_back(std::move(row));
   }
   j["rows"] = rows;

@@ -11,6 +11,7 @@
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/plan_file.h"
+#include "plan_baseline.h"
 #include "plan_source.h"
 
 namespace strata::tools {
@@ -32,6 +33,11 @@ struct SizeReport {
   // candidate (planner only).
   std::vector<std::string> ties;
   std::vector<Reference> references;
+  BaselinePoint baseline;  // the --baseline's time here (us 0 without one)
+  // NCCL's choice is predicted faster than strata's plan (planner only): strata runs NCCL's flat
+  // algorithm instead, and `plan`/`prediction` are the plan it would otherwise have run.
+  bool fallback = false;
+  double chosenUs() const { return fallback ? baseline.us : prediction.totalUs; }
 };
 
 // Where the plans come from: the planner (rules empty) or resolved plan-file rules.
@@ -45,19 +51,19 @@ struct PlanSource {
 // (resolvePlanFile makes sure its rules cover every size, so this is an internal error).
 StatusOr<std::vector<SizeReport>> evaluate(const topo::Hierarchy& h,
                                            const std::vector<size_t>& sizes,
-                                           const PlanSource& plans);
+                                           const PlanSource& plans, const Baseline& baseline);
 
 // `show`: the levels, then per size the plan, its stages and the references.
-std::string formatShow(const Target& t, const PlanSource& plans,
+std::string formatShow(const Target& t, const PlanSource& plans, const Baseline& baseline,
                        const std::vector<SizeReport>& reports);
-nlohmann::json showJson(const Target& t, const PlanSource& plans,
+nlohmann::json showJson(const Target& t, const PlanSource& plans, const Baseline& baseline,
                         const std::vector<SizeReport>& reports);
 
-// `simulate`: the levels, then one row per size with the reference and chosen totals and the
-// chosen plan's speedup over the flat ring.
-std::string formatSimulate(const Target& t, const PlanSource& plans,
+// `simulate`: the levels, then one row per size with the baseline's, the references' and the
+// chosen totals and the chosen plan's speedup over the baseline.
+std::string formatSimulate(const Target& t, const PlanSource& plans, const Baseline& baseline,
                            const std::vector<SizeReport>& reports);
-nlohmann::json simulateJson(const Target& t, const PlanSource& plans,
+nlohmann::json simulateJson(const Target& t, const PlanSource& plans, const Baseline& baseline,
                             const std::vector<SizeReport>& reports);
 
 // Pieces the report formats share (plan_report.cc, plan_rooted.cc).

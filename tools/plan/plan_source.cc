@@ -10,6 +10,7 @@
 #include "strata/strata_mpi.h"
 #include "topo_input.h"
 #include "topo_levels.h"
+#include "topology/link_model.h"
 #include "topology/topo_file.h"
 
 namespace strata::tools {
@@ -48,6 +49,9 @@ StatusOr<Target> fromTopoFile(const std::string& path) {
   // As strataCommInitMPI does: a level whose groups have one child moves nothing.
   t.hierarchy = h.withoutTrivialLevels();
   t.source = "topology file " + path;
+  t.gpus = !file.gpu.empty();
+  t.gpu = file.gpu;
+  t.cpu = file.cpu;
   return t;
 }
 
@@ -73,6 +77,14 @@ StatusOr<Target> fromNodeFile(const SourceOptions& o) {
              node.topo.source + ", " + std::to_string(perNode) + " rank" +
              (perNode == 1 ? "" : "s") + " each" + how;
   for (const std::string& d : levels.value().differences) t.notes.push_back(d);
+  t.gpus = !node.topo.gpus.empty();
+  if (t.gpus) {
+    // The generation from the first GPU's model, by its NVLink generation (2: V100, 3: A100,
+    // 4: H100/H200, 5: B200); unknown models leave it to --gpu.
+    static const char* kByNvlink[] = {"", "volta", "volta", "ampere", "hopper", "blackwell"};
+    const int gen = topo::nvlinkGenerationForModel(node.topo.gpus.front().name);
+    if (gen > 0 && gen <= 5) t.gpu = kByNvlink[gen];
+  }
   return t;
 }
 
@@ -82,6 +94,7 @@ StatusOr<Target> fromSimulatedCluster(const SimulatedCluster& c) {
   if (!h.isOk()) return invalidUsage(h.status().message());
   Target t;
   t.hierarchy = h.take();
+  t.gpus = true;
   // --nics replaces the NIC count of the default --inter; say so rather than show both counts.
   t.source = "simulated cluster " + c.shape + ": intra " + c.intra + ", inter " + c.inter +
              (c.nics > 0 && !c.interGiven ? " (default)" : "") +

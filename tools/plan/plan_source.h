@@ -30,6 +30,12 @@ struct Target {
   topo::Hierarchy hierarchy;
   std::string source;              // "topology file x.yaml", "simulated cluster 24x8", ...
   std::vector<std::string> notes;  // differences between hosts, links left unknown, ...
+  // Whether the ranks are known to be GPUs (a --cluster, a node description with GPUs, a
+  // topology file with a gpu key), and their generation and CPU vendor where known, for the
+  // NCCL baseline (plan_baseline.h).
+  bool gpus = false;
+  std::string gpu;
+  std::string cpu;
   // --live only: what the communicator itself runs with (STRATA_PLAN_FILE, cost parameters).
   bool live = false;
   std::vector<plan::PlanRule> commRules;
