@@ -256,6 +256,13 @@ AllReduceCost fabricAllReduce(const FabricTraits& fabric, const std::string& alg
   return allReduce("rd", g, n, link, sharing, params, chosen);
 }
 
+// The link a stage is costed on with the step overhead in its alpha (cost_model.h): every
+// formula counts alpha once per step, so o is counted once per step too.
+topo::LinkModel withStepOverhead(topo::LinkModel link, const CostParams& params) {
+  if (params.stepOverheadUs > 0) link.latencyUs += params.stepOverheadUs;
+  return link;
+}
+
 int stageGroupSize(const topo::Hierarchy& h, const Stage& s) {
   int g = 1;
   for (int l : s.levels) {
@@ -299,7 +306,8 @@ Prediction predictPassthrough(const topo::Hierarchy& h, double bytes, const Cost
   c.bytes = bytes;
   const FabricTraits& flat = traitsOf(params.fabrics, params.flatFabric);
   const AllReduceCost ar = fabricAllReduce(
-      flat, "auto", c.groupSize, bytes, linkFor(stageLink(h, all), flat), 1, params, &c.algorithm);
+      flat, "auto", c.groupSize, bytes, withStepOverhead(linkFor(stageLink(h, all), flat), params),
+      1, params, &c.algorithm);
   c.us = ar.us;
   c.bytesMoved = ar.bytesSent;
   Prediction out;
@@ -320,8 +328,8 @@ Prediction predictStages(const topo::Hierarchy& h, const Plan& plan, double byte
     const int g = stageGroupSize(h, s);
     const FabricTraits& fabric = traitsOf(params.fabrics, stageFabric(h, s));
     const bool shm = fabric.cost == CostStyle::kSharedSlots;
-    const topo::LinkModel link =
-        shm ? stageLink(h, s.levels) : linkFor(stageLink(h, s.levels), fabric);
+    const topo::LinkModel link = withStepOverhead(
+        shm ? stageLink(h, s.levels) : linkFor(stageLink(h, s.levels), fabric), params);
     const int sharing = stageSharing(h, s);
     const std::string name = stageName(h, s);
     StageCost c;

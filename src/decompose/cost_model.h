@@ -14,6 +14,14 @@
 // shared link (the host's NICs) at once. A passthrough allreduce is the best of the allreduce
 // formulas over the whole communicator on the slowest link.
 //
+// Step overhead (CostParams::stepOverheadUs, o): a fixed cost per communication step that no
+// link latency shows, e.g. ranks that outnumber the cores waiting for a scheduler slice, or a
+// progress engine's round. predict() adds o to the alpha of every stage's link, so it counts
+// once per alpha in the formulas above: (g-1) per ring reduce-scatter or all-gather, 2 log2(p)
+// (+2) for halving/doubling, log2(p) (+2) for recursive doubling, g-1 for direct, and two per
+// shm barrier. 0 (the default) leaves the model as it was; strata-tune fits it to its timings.
+// The rooted forms (rooted_cost.h) do not count it.
+//
 // Pipelining (core/run_steps.h: runPipelined): a staged allreduce cut into P pieces of n/P
 // bytes whose pieces overlap (plan.h: piecesOverlap) takes
 //   L + T + (P-1) * max(T, L)
@@ -43,6 +51,8 @@ struct CostParams {
   // STRATA_PIPELINE_BYTES: unset = auto (choosePlan picks each plan's piece, planner.h), 0 =
   // no pieces, a size = that piece for every plan that sets none of its own.
   std::optional<size_t> pipelineBytes;
+  // o: microseconds added to every step's alpha (the header comment); >= 0.
+  double stepOverheadUs = 0;
 };
 
 struct StageCost {
