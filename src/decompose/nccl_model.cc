@@ -189,7 +189,10 @@ System systemFor(const Hardware& hw) {
     return static_cast<int>(std::max<long long>(0, c));
   };
   Graph ring{0, 0, 0};
+  // From the fastest speed down; once a solution is found, the search goes on down only while
+  // the next speed is above 0.49 of it.
   for (double speed : speeds(hw.gpu, inter)) {
+    if (ring.channels > 0 && speed <= 0.49 * ring.bwInter) break;
     const int c = channelsAt(speed);
     if (c > 0 && c * speed > ring.channels * ring.bwInter + 1e-9) ring = Graph{c, speed, speed};
   }

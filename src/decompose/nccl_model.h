@@ -26,7 +26,8 @@
 // The graph (C, b) comes from NCCL's topology search, which this model summarizes rather than
 // repeats (ringGraph): the per-channel speed is the fastest entry of NCCL's speed array for the
 // GPU generation that fits the NIC (one channel per NIC and per multiple of the speed in it) and
-// the GPU's own intra-node bandwidth; as many channels as fit (at most 16); then NCCL's
+// the GPU's own intra-node bandwidth; as many channels as fit (at most 16), a slower speed
+// replacing it only for more total bandwidth and while above 0.49 of it; then NCCL's
 // doubling of the channels at half speed when the speed is >= 25 GB/s. On 2 nodes the tree's
 // intra-node speed rises to twice the network's, as NCCL's second search pass does.
 //

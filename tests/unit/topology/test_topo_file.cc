@@ -199,6 +199,20 @@ TEST_CASE("topo file: top-level errors", "[topo_file]") {
   }
 }
 
+TEST_CASE("topo file: gpu and cpu say what the ranks run on", "[topo_file]") {
+  const TopoFile f =
+      parseOk(lines({"gpu: hopper", "cpu: amd", "levels:", "  - {name: node, size: 2}"}));
+  CHECK(f.gpu == "hopper");
+  CHECK(f.cpu == "amd");
+  CHECK(parseOk(formatTopoFile(f)).gpu == "hopper");  // written back and read again
+  CHECK(parseOk(lines({"levels:", "  - {name: node, size: 2}"})).gpu.empty());
+  checkError(lines({"gpu: a100x", "levels:", "  - {name: node, size: 2}"}),
+             "topology file x.yaml:1: ",
+             "'gpu' must be one of volta, ampere, hopper, blackwell, found 'a100x'");
+  checkError(lines({"levels:", "  - {name: node, size: 2}", "cpu: [intel]"}),
+             "topology file x.yaml:3: ", "'cpu' must be one of intel, amd, found a sequence");
+}
+
 TEST_CASE("topo file: level shape errors", "[topo_file]") {
   SECTION("a level that is not a map") {
     checkError(lines({"levels:", level("name: node, size: 2"), "  - node"}),
@@ -452,10 +466,9 @@ TEST_CASE("topo file: hierarchy from a file", "[topo_file]") {
 
 TEST_CASE("topo file: every example config parses and fits its rank count", "[topo_file]") {
   // The rank count each example is written for (see its header comment).
-  const std::map<std::string, int> expected = {{"flat4.yaml", 4}, {"2x2.yaml", 4},
-                                               {"2x2x2.yaml", 8}, {"2x3.yaml", 6},
-                                               {"4x2.yaml", 8},   {"2x2x2-shm.yaml", 8},
-                                               {"2x2-ucx.yaml", 4}};
+  const std::map<std::string, int> expected = {
+      {"flat4.yaml", 4}, {"2x2.yaml", 4},       {"2x2x2.yaml", 8},  {"2x3.yaml", 6},
+      {"4x2.yaml", 8},   {"2x2x2-shm.yaml", 8}, {"2x2-ucx.yaml", 4}};
   std::filesystem::path dir = std::filesystem::path(STRATA_SOURCE_DIR) / "configs" / "topologies";
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
