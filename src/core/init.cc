@@ -292,12 +292,13 @@ Status Comm::loadPlans() {
   // Paths may differ (node-local copies); whether one is set may not, and the content may not.
   STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_PLAN_FILE", file, true));
   if (file.empty()) return Status::ok();
-  std::string layout;  // the one the file records
+  std::string layout;       // the one the file records
+  plan::BlockRules blocks;  // its forms of reduce-scatter and all-gather
   StatusOr<std::vector<plan::PlanRule>> rules =
-      loadPlanRules(file, hierarchy_, fabric::fabricNames(), &layout);
+      loadPlanRules(file, hierarchy_, fabric::fabricNames(), &layout, &blocks);
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, rules.status()));
-  STRATA_ASSIGN_OR_RETURN(bool same,
-                          boot::sameEverywhere(*boot_, plan::planHash(rules.value(), hierarchy_)));
+  STRATA_ASSIGN_OR_RETURN(
+      bool same, boot::sameEverywhere(*boot_, plan::planHash(rules.value(), hierarchy_, blocks)));
   if (!same) {
     return invalidUsage("plan file " + file +
                         ": its content differs between ranks (hash mismatch); every rank must "
@@ -310,7 +311,7 @@ Status Comm::loadPlans() {
   if (!layout.empty() && layout != mine) {
     source += " (written for " + layout + ", this job's layout is " + mine + ")";
   }
-  plans_.setRules(rules.take(), std::move(source));
+  plans_.setRules(rules.take(), std::move(source), std::move(blocks));
   return Status::ok();
 }
 

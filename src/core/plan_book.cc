@@ -15,8 +15,10 @@
 
 namespace strata::core {
 
-void PlanBook::setRules(std::vector<plan::PlanRule> rules, std::string source) {
+void PlanBook::setRules(std::vector<plan::PlanRule> rules, std::string source,
+                        plan::BlockRules blocks) {
   rules_ = std::move(rules);
+  blockRules_ = std::move(blocks);
   source_ = std::move(source);
 }
 
@@ -102,6 +104,22 @@ plan::RootedForm PlanBook::rootedForm(Collective coll, size_t bytes, IssuingThre
 }
 
 plan::BlockForm PlanBook::blockForm(Collective coll, size_t bytes, IssuingThread) {
+  const std::vector<plan::BlockRule>& pinned = blockRules_.of(coll);
+  if (!pinned.empty()) {
+    // resolvePlanFile checked that the rules cover every size and that the hierarchy admits
+    // every form they pin.
+    const int index = std::max(0, plan::blockRuleIndexFor(pinned, bytes));
+    const auto key = std::make_pair(static_cast<int>(coll), -1 - index);
+    auto it = blockForms_.find(key);
+    if (it != blockForms_.end()) return it->second;
+    const plan::BlockForm form = pinned[index].form;
+    STRATA_INFO(kSubsysInit | kSubsysPlan,
+                "commHash %s %s of %zu bytes (plan file %s rule at line %d): %s",
+                hashText(comm_.hash()).c_str(), collectiveName(coll), bytes,
+                plan::blockRulesKey(coll), pinned[index].line, plan::blockFormName(form));
+    blockForms_.emplace(key, form);
+    return form;
+  }
   return formOf(
       blockForms_, comm_, coll, bytes,
       [&](double b) { return plan::chooseBlocks(comm_.hierarchy(), coll, b, comm_.costParams()); },
@@ -178,13 +196,31 @@ void PlanBook::dump(const std::string& file) const {
       rules.push_back(rule);
     }
   }
+  // The forms of reduce-scatter and all-gather: the file's form rules, or the planner's choice
+  // per size bucket, merged into ranges.
+  plan::BlockRules blocks = blockRules_;
+  for (Collective coll : {Collective::kReduceScatter, Collective::kAllGather}) {
+    std::vector<plan::BlockRule>& forms =
+        coll == Collective::kReduceScatter ? blocks.reduceScatter : blocks.allGather;
+    if (!forms.empty()) continue;
+    for (int b = 0; b < 63; ++b) {
+      const plan::BlockForm form =
+          plan::chooseBlocks(hierarchy, coll, plan::bucketBytes(b), comm_.costParams());
+      const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
+      if (!forms.empty() && forms.back().form == form) {
+        forms.back().maxBytes = hi;
+      } else {
+        forms.push_back(plan::BlockRule{b == 0 ? 0 : size_t{1} << b, hi, form, 0});
+      }
+    }
+  }
   FILE* out = std::fopen(file.c_str(), "w");
   if (out == nullptr) {
     STRATA_WARN(kSubsysPlan, "STRATA_PLAN_DUMP_FILE %s: cannot write: %s", file.c_str(),
                 std::strerror(errno));
     return;
   }
-  const std::string text = plan::formatPlanFile(rules, hierarchy);
+  const std::string text = plan::formatPlanFile(rules, hierarchy, {}, blocks);
   std::fwrite(text.data(), 1, text.size(), out);
   std::fclose(out);
   STRATA_INFO(kSubsysPlan, "wrote the chosen plans to %s", file.c_str());

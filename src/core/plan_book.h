@@ -47,10 +47,13 @@ class PlanBook {
   PlanBook(const PlanBook&) = delete;
   PlanBook& operator=(const PlanBook&) = delete;
 
-  // Where plans come from: a plan file's resolved rules (empty: the planner), and how the init
-  // log names the source. Set at init, before any plan is made.
-  void setRules(std::vector<plan::PlanRule> rules, std::string source);
+  // Where plans come from: a plan file's resolved rules (empty: the planner), its form rules of
+  // reduce-scatter and all-gather (an empty list: the planner's choice), and how the init log
+  // names the source. Set at init, before any plan is made.
+  void setRules(std::vector<plan::PlanRule> rules, std::string source,
+                plan::BlockRules blocks = {});
   const std::vector<plan::PlanRule>& rules() const { return rules_; }
+  const plan::BlockRules& blockRules() const { return blockRules_; }
   const std::string& source() const { return source_; }
   // STRATA_PLAN_DUMP_FILE: rank 0 writes the choice for every size bucket (merged into ranges)
   // in the plan-file format, so a choice can be pinned.
@@ -66,7 +69,8 @@ class PlanBook {
   // (core/fusion_queue.h), which may not set anything up. Later calls return at once.
   Status prepareFusionPlans(size_t maxBytes, IssuingThread me);
   // The form of a broadcast or reduce (rootedForm), or of a reduce-scatter or all-gather of
-  // `bytes` in all (blockForm): the planner's choice for the size bucket.
+  // `bytes` in all (blockForm): the planner's choice for the size bucket, or for blockForm the
+  // plan file's form rule that covers `bytes` when the file pins that collective's form.
   plan::RootedForm rootedForm(Collective coll, size_t bytes, IssuingThread);
   plan::BlockForm blockForm(Collective coll, size_t bytes, IssuingThread);
   // The steps of the collectives other than the allreduce (whose steps each PlanExec keeps).
@@ -91,12 +95,14 @@ class PlanBook {
   Comm& comm_;
   GroupTable& groups_;
   std::vector<plan::PlanRule> rules_;  // empty: no plan file
+  plan::BlockRules blockRules_;        // per collective; an empty list: the planner chooses
   std::string source_ = "planner (cost model)";
   std::map<int, std::unique_ptr<PlanExec>> plans_;  // by bucket or rule index
   std::vector<PlanExec*> fusionPlans_;  // by bucket or rule index, up to the fusion limit
   std::map<std::string, std::unique_ptr<PlanExec>> forced_;      // by description
   std::map<std::pair<int, int>, plan::RootedForm> rootedForms_;  // by (collective, bucket)
-  std::map<std::pair<int, int>, plan::BlockForm> blockForms_;    // by (collective, bucket)
+  // By (collective, bucket), or (collective, -1 - rule index) for a form the plan file pins.
+  std::map<std::pair<int, int>, plan::BlockForm> blockForms_;
   ScheduleCache schedules_;
   ProgramCache programs_;
 };

@@ -24,11 +24,11 @@ namespace strata::core {
 StatusOr<std::vector<plan::PlanRule>> loadPlanRules(const std::string& path,
                                                     const topo::Hierarchy& h,
                                                     const std::vector<std::string>& fabrics,
-                                                    std::string* layout) {
+                                                    std::string* layout, plan::BlockRules* blocks) {
   StatusOr<std::vector<plan::PlanRule>> rules = [&]() -> StatusOr<std::vector<plan::PlanRule>> {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(path));
     *layout = file.layout;
-    return plan::resolvePlanFile(file, h, fabrics, path);
+    return plan::resolvePlanFile(file, h, fabrics, path, blocks);
   }();
   if (rules.isOk()) return rules;
   // Logged where it is found, once; the ranks' agreement and the C boundary only propagate it.

@@ -23,11 +23,13 @@ StatusOr<PlanFile> loadPlanFile(const std::string& path);
 namespace strata::core {
 
 // The rules of the plan file at `path` for `h`: read, parsed and resolved against `fabrics`;
-// `*layout` gets the layout the file records (empty when it records none or cannot be read). A
-// failure is logged once here (WARN, PLAN) and comes back marked logged.
+// `*layout` gets the layout the file records (empty when it records none or cannot be read), and
+// `*blocks` (when given) its form rules of reduce-scatter and all-gather. A failure is logged
+// once here (WARN, PLAN) and comes back marked logged.
 StatusOr<std::vector<plan::PlanRule>> loadPlanRules(const std::string& path,
                                                     const topo::Hierarchy& h,
                                                     const std::vector<std::string>& fabrics,
-                                                    std::string* layout);
+                                                    std::string* layout,
+                                                    plan::BlockRules* blocks = nullptr);
 
 }  // namespace strata::core

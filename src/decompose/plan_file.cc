@@ -21,7 +21,9 @@ using yaml::Entry;
 using yaml::Errors;
 using yaml::kindOf;
 
-const std::vector<std::string> kTopKeys = {"rules", "measured", "layout"};
+const std::vector<std::string> kTopKeys = {"rules", "measured", "layout", "reduce_scatter",
+                                           "all_gather"};
+const std::vector<std::string> kBlockRuleKeys = {"min_bytes", "max_bytes", "form"};
 const std::vector<std::string> kRuleKeys = {"min_bytes", "max_bytes", "plan", "stages"};
 const std::vector<std::string> kStageKeys = {"stage", "fabric", "algorithm", "chunk_bytes", "wire"};
 const std::vector<std::string> kMeasuredKeys = {"bandwidth_GBps", "latency_us"};
@@ -282,6 +284,25 @@ StatusOr<std::vector<RawStage>> composeStages(const std::vector<StageEntry>& ent
   return raw;
 }
 
+// A rule's [min_bytes, max_bytes) (min_bytes required, max_bytes inf when left out).
+Status parseRange(const YAML::Node& node, const std::vector<Entry>& entries,
+                  const std::string& what, const Errors& errors, size_t* minBytes,
+                  size_t* maxBytes) {
+  const Entry* min = yaml::find(entries, "min_bytes");
+  if (min == nullptr) return errors.atNode(node, what + " has no min_bytes");
+  STRATA_ASSIGN_OR_RETURN(*minBytes, sizeOf(*min, false, what, errors));
+  *maxBytes = SIZE_MAX;
+  if (const Entry* max = yaml::find(entries, "max_bytes")) {
+    STRATA_ASSIGN_OR_RETURN(*maxBytes, sizeOf(*max, true, what, errors));
+    if (*minBytes >= *maxBytes) {
+      return errors.at(max->keyNode.Mark(),
+                       what + " covers nothing: min_bytes " + detail::sizeText(*minBytes) +
+                           " is not below max_bytes " + detail::sizeText(*maxBytes));
+    }
+  }
+  return Status::ok();
+}
+
 StatusOr<PlanRule> parseRule(const YAML::Node& node, int index, const std::string& source,
                              const Errors& errors) {
   const std::string what = "rule " + std::to_string(index + 1);
@@ -295,17 +316,7 @@ StatusOr<PlanRule> parseRule(const YAML::Node& node, int index, const std::strin
                           yaml::entriesOf(node, kRuleKeys, what, errors));
   PlanRule rule;
   rule.line = yaml::lineOf(node);
-  const Entry* min = yaml::find(entries, "min_bytes");
-  if (min == nullptr) return errors.atNode(node, what + " has no min_bytes");
-  STRATA_ASSIGN_OR_RETURN(rule.minBytes, sizeOf(*min, false, what, errors));
-  if (const Entry* max = yaml::find(entries, "max_bytes")) {
-    STRATA_ASSIGN_OR_RETURN(rule.maxBytes, sizeOf(*max, true, what, errors));
-    if (rule.minBytes >= rule.maxBytes) {
-      return errors.at(max->keyNode.Mark(),
-                       what + " covers nothing: min_bytes " + detail::sizeText(rule.minBytes) +
-                           " is not below max_bytes " + detail::sizeText(rule.maxBytes));
-    }
-  }
+  STRATA_RETURN_IF_ERROR(parseRange(node, entries, what, errors, &rule.minBytes, &rule.maxBytes));
   const Entry* plan = yaml::find(entries, "plan");
   const Entry* stages = yaml::find(entries, "stages");
   if ((plan == nullptr) == (stages == nullptr)) {
@@ -350,6 +361,45 @@ StatusOr<PlanRule> parseRule(const YAML::Node& node, int index, const std::strin
   STRATA_ASSIGN_OR_RETURN(rule.rawStages,
                           composeStages(list, yaml::lineOf(stages->keyNode), errors));
   return rule;
+}
+
+// `reduce_scatter:` or `all_gather:` (`key`): a non-empty list of {min_bytes, max_bytes, form}.
+Status parseBlockRules(const Entry& list, const Errors& errors, std::vector<BlockRule>* out) {
+  const std::string& key = list.key;
+  if (!list.value.IsSequence() || list.value.size() == 0) {
+    const std::string found = list.value.IsSequence() ? "an empty list" : kindOf(list.value);
+    return errors.at(list.keyNode.Mark(), "'" + key +
+                                              "' must be a list of rules such as {min_bytes: 0, "
+                                              "form: hierarchical}, found " +
+                                              found);
+  }
+  for (size_t r = 0; r < list.value.size(); ++r) {
+    const YAML::Node& node = list.value[r];
+    const std::string what = key + " rule " + std::to_string(r + 1);
+    if (!node.IsMap()) {
+      return errors.atNode(
+          node, what + " must be a map such as {min_bytes: 0, form: flat}, found " + kindOf(node));
+    }
+    STRATA_ASSIGN_OR_RETURN(std::vector<Entry> entries,
+                            yaml::entriesOf(node, kBlockRuleKeys, what, errors));
+    BlockRule rule;
+    rule.line = yaml::lineOf(node);
+    STRATA_RETURN_IF_ERROR(parseRange(node, entries, what, errors, &rule.minBytes, &rule.maxBytes));
+    const Entry* form = yaml::find(entries, "form");
+    if (form == nullptr) return errors.atNode(node, what + " has no form (flat or hierarchical)");
+    const std::string name = form->value.IsScalar() ? form->value.Scalar() : "";
+    if (name == "flat") {
+      rule.form = BlockForm::kFlat;
+    } else if (name == "hierarchical") {
+      rule.form = BlockForm::kHierarchical;
+    } else {
+      const std::string found = form->value.IsScalar() ? "'" + name + "'" : kindOf(form->value);
+      return errors.at(form->keyNode.Mark(),
+                       what + " form must be flat or hierarchical, found " + found);
+    }
+    out->push_back(rule);
+  }
+  return Status::ok();
 }
 
 Status parseMeasured(const Entry& measured, const Errors& errors, PlanFile* file) {
@@ -432,6 +482,14 @@ StatusOr<PlanFile> parseDocument(const YAML::Node& root, const std::string& sour
                            kindOf(layout->value));
     }
     file.layout = layout->value.Scalar();
+  }
+  if (const Entry* rs = yaml::find(entries, "reduce_scatter")) {
+    STRATA_RETURN_IF_ERROR(parseBlockRules(*rs, errors, &file.blocks.reduceScatter));
+    file.reduceScatterLine = rs->keyNode.Mark().line + 1;
+  }
+  if (const Entry* ag = yaml::find(entries, "all_gather")) {
+    STRATA_RETURN_IF_ERROR(parseBlockRules(*ag, errors, &file.blocks.allGather));
+    file.allGatherLine = ag->keyNode.Mark().line + 1;
   }
   return file;
 }

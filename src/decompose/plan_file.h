@@ -14,11 +14,23 @@
 //     node: {bandwidth_GBps: 21.5, latency_us: 1.8}
 //   layout: "node(4) x network(2), 8 ranks"   # optional; strata-tune and STRATA_PLAN_DUMP_FILE
 //                                            # write it
+//   reduce_scatter:                      # optional: pins the reduce-scatter's form by size
+//     - {min_bytes: 0, max_bytes: 1MiB, form: hierarchical}
+//     - {min_bytes: 1MiB, form: flat}
+//   all_gather:                          # optional: the same for the all-gather
+//     - {min_bytes: 0, form: hierarchical}
 //
-// The top level holds `rules` (required, a non-empty list), `measured` (optional) and `layout`
+// The top level holds `rules` (required, a non-empty list), `measured` (optional), `layout`
 // (optional text: the hierarchy the file was written for, planLayout(); it changes nothing but
 // the messages, which compare it with the job's when the file does not fit, or fits another
-// layout). A rule
+// layout) and `reduce_scatter` and `all_gather` (optional, each a non-empty list of form rules).
+// A form rule {min_bytes, max_bytes, form} pins the form (schedule.h: BlockForm) of that
+// collective for calls of [min_bytes, max_bytes) bytes in all (every rank's block together,
+// the size the planner's choice is made for): `flat` (one collective over the whole
+// communicator) or `hierarchical` (level by level, innermost first; only on a regular hierarchy
+// of several levels: elsewhere the file is refused). A collective's form rules tile [0, inf) as
+// the allreduce rules do; a collective without them is left to the cost model (chooseBlocks).
+// A rule
 // covers message sizes [min_bytes, max_bytes) and holds exactly one of:
 //   plan: passthrough  one MPI_Allreduce on the whole communicator;
 //   plan: flat         one ring allreduce over every level at once;
@@ -54,9 +66,11 @@
 #include <string>
 #include <vector>
 
+#include "common/collective.h"
 #include "common/status.h"
 #include "common/units.h"
 #include "decompose/plan.h"
+#include "decompose/schedule.h"  // BlockForm
 #include "topology/hierarchy.h"
 
 namespace strata::plan {
@@ -89,8 +103,32 @@ struct PlanRule {
   std::vector<RawStage> rawStages;  // as parsed; empty for passthrough
 };
 
+// A pinned form of a reduce-scatter or all-gather for calls of [minBytes, maxBytes) bytes in all.
+struct BlockRule {
+  size_t minBytes = 0;
+  size_t maxBytes = SIZE_MAX;  // exclusive; SIZE_MAX: no upper bound
+  BlockForm form = BlockForm::kFlat;
+  int line = 0;  // 1-based line of the rule in its file; 0 when not read from one
+};
+
+// The form rules of a plan file, per collective (`reduce_scatter:`, `all_gather:`). An empty
+// list leaves that collective's form to the cost model.
+struct BlockRules {
+  std::vector<BlockRule> reduceScatter;
+  std::vector<BlockRule> allGather;
+  bool empty() const { return reduceScatter.empty() && allGather.empty(); }
+  // The list of `coll` (kReduceScatter or kAllGather; any other: an empty list).
+  const std::vector<BlockRule>& of(Collective coll) const;
+};
+
+// The plan-file key of `coll`'s form rules: "reduce_scatter" or "all_gather".
+const char* blockRulesKey(Collective coll);
+
 struct PlanFile {
   std::vector<PlanRule> rules;  // in file order
+  BlockRules blocks;            // in file order; empty lists when the file pins no form
+  int reduceScatterLine = 0;    // the line of the `reduce_scatter:` key, when given
+  int allGatherLine = 0;        // ... of `all_gather:`
   // Level name -> link measured by strata-tune (source "measured", kind unknown).
   std::map<std::string, topo::LinkModel> measured;
   std::map<std::string, int> measuredLines;  // level name -> line of its entry
@@ -107,26 +145,37 @@ StatusOr<PlanFile> parsePlanFile(const std::string& text, const std::string& sou
 // Resolves level names against `h` and checks fabric names against `knownFabrics`, every plan
 // against `h` (checkPlan), `measured` names against `h`, and that the rules, sorted by
 // min_bytes, start at 0, leave no gap, do not overlap and have no upper bound at the end.
-// Returns the rules sorted by minBytes, with their plans' stages filled. Does not log (the
-// caller, at the edge, does). A failure's message ends with the layout the file was written for
-// (when it records one) and `h`'s, since a file made for another job is the usual cause.
+// Also checks the form rules: a hierarchical form only where `h` admits it
+// (hierarchicalBlocksPossible), and each collective's rules tiling [0, inf) like the allreduce's.
+// Returns the rules sorted by minBytes, with their plans' stages filled, and sets `*blocks` (when
+// given) to the form rules, each list sorted by minBytes. Does not log (the caller, at the edge,
+// does). A failure's message ends with the layout the file was written for (when it records
+// one) and `h`'s, since a file made for another job is the usual cause.
 StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo::Hierarchy& h,
                                                 const std::vector<std::string>& knownFabrics,
-                                                const std::string& source);
+                                                const std::string& source,
+                                                BlockRules* blocks = nullptr);
 
 // The plan-file text of resolved rules, which parsePlanFile and resolvePlanFile read back to the
 // same rules: a comment header (the hierarchy), each rule's name and note as a comment, sizes
-// with the largest exact binary suffix, a `measured` map when one is given, and `layout`.
+// with the largest exact binary suffix, a `measured` map when one is given, `layout`, and the
+// form rules of `blocks` when it has any.
 std::string formatPlanFile(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
-                           const std::map<std::string, topo::LinkModel>& measured = {});
+                           const std::map<std::string, topo::LinkModel>& measured = {},
+                           const BlockRules& blocks = {});
 
 // A stable hash (FNV-1a, 64-bit) of what the rules do: formatPlanFile's text without comments
 // or measured links, so equal rules hash equal however they were written. Ranks compare it at
-// init.
-uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h);
+// init. Form rules count (a file without them hashes as before they existed).
+uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
+                  const BlockRules& blocks = {});
 
 // The index of the rule covering `bytes`, or -1.
 int ruleIndexFor(const std::vector<PlanRule>& rules, size_t bytes);
+// The index of the form rule of `rules` (one collective's) that covers `bytes`, or -1; and the
+// rule itself, or nullptr.
+int blockRuleIndexFor(const std::vector<BlockRule>& rules, size_t bytes);
+const BlockRule* blockRuleFor(const std::vector<BlockRule>& rules, size_t bytes);
 // The plan of the rule that covers `bytes` (a rule with maxBytes SIZE_MAX covers SIZE_MAX too),
 // or nullptr when none does. The pointer lives as long as `rules`.
 const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes);

@@ -5,6 +5,7 @@
 
 #include "common/yaml_util.h"
 #include "decompose/plan_file.h"
+#include "decompose/schedule.h"
 
 namespace strata::plan {
 namespace {
@@ -98,32 +99,76 @@ Status resolveRule(const topo::Hierarchy& h, const std::vector<std::string>& kno
   return Status::ok();
 }
 
-// Checks that `rules`, sorted by minBytes, tile [0, inf) exactly.
-Status checkRanges(const std::vector<PlanRule>& rules, const yaml::Errors& errors) {
-  if (rules.empty()) return errors.whole("has no rules");
+// Checks that `rules` (PlanRule or BlockRule), sorted by minBytes, tile [0, inf) exactly.
+// `kind` names them in messages: "" for the allreduce rules, "reduce_scatter " for form rules.
+template <typename Rule>
+Status checkRanges(const std::vector<Rule>& rules, const std::string& kind,
+                   const yaml::Errors& errors) {
+  if (rules.empty()) return errors.whole("has no " + kind + "rules");
   using detail::sizeText;
   if (rules.front().minBytes != 0) {
-    return errors.atLine(rules.front().line, "no rule covers [0, " +
-                                                 sizeText(rules.front().minBytes) +
-                                                 "); the rules must start at min_bytes: 0");
+    return errors.atLine(rules.front().line, "no " + kind + "rule covers [0, " +
+                                                 sizeText(rules.front().minBytes) + "); the " +
+                                                 kind + "rules must start at min_bytes: 0");
   }
   for (size_t i = 1; i < rules.size(); ++i) {
-    const PlanRule &a = rules[i - 1], &b = rules[i];
+    const Rule &a = rules[i - 1], &b = rules[i];
     const std::string lines =
-        "rules at lines " + std::to_string(a.line) + " and " + std::to_string(b.line);
+        kind + "rules at lines " + std::to_string(a.line) + " and " + std::to_string(b.line);
     if (b.minBytes < a.maxBytes) {
       return errors.atLine(b.line, lines + " overlap on [" + sizeText(b.minBytes) + ", " +
                                        sizeText(std::min(a.maxBytes, b.maxBytes)) + ")");
     }
     if (b.minBytes > a.maxBytes) {
-      return errors.atLine(b.line, lines + " leave a gap: no rule covers [" + sizeText(a.maxBytes) +
-                                       ", " + sizeText(b.minBytes) + ")");
+      return errors.atLine(b.line, lines + " leave a gap: no " + kind + "rule covers [" +
+                                       sizeText(a.maxBytes) + ", " + sizeText(b.minBytes) + ")");
     }
   }
   if (rules.back().maxBytes != SIZE_MAX) {
-    return errors.atLine(rules.back().line,
-                         "no rule covers [" + sizeText(rules.back().maxBytes) +
-                             ", inf); the last rule must have no max_bytes (or max_bytes: inf)");
+    return errors.atLine(rules.back().line, "no " + kind + "rule covers [" +
+                                                sizeText(rules.back().maxBytes) +
+                                                ", inf); the last " + kind +
+                                                "rule must have no max_bytes (or max_bytes: inf)");
+  }
+  return Status::ok();
+}
+
+// A hierarchical form pinned where `h` cannot run it (schedule.h: hierarchicalBlocksPossible).
+Status checkForms(const std::vector<BlockRule>& rules, Collective coll, const topo::Hierarchy& h,
+                  const yaml::Errors& errors) {
+  if (hierarchicalBlocksPossible(h)) return Status::ok();
+  for (const BlockRule& rule : rules) {
+    if (rule.form != BlockForm::kHierarchical) continue;
+    const std::string why = h.numLevels() < 2 ? "it has one level" : "its layout is irregular";
+    return errors.atLine(rule.line, std::string(blockRulesKey(coll)) +
+                                        " rule pins form hierarchical, which this hierarchy "
+                                        "cannot run (" +
+                                        why +
+                                        "; the hierarchical form needs a regular layout of "
+                                        "several levels); pin flat or leave the form to the "
+                                        "cost model");
+  }
+  return Status::ok();
+}
+
+// The form rules of `file` sorted and checked against `h`; `*againstHierarchy` says whether a
+// failure is about `h` (a form it cannot run) rather than the ranges.
+Status resolveBlocks(const PlanFile& file, const topo::Hierarchy& h, const yaml::Errors& errors,
+                     BlockRules* out, bool* againstHierarchy) {
+  *out = file.blocks;
+  for (Collective coll : {Collective::kReduceScatter, Collective::kAllGather}) {
+    std::vector<BlockRule>& rules =
+        coll == Collective::kReduceScatter ? out->reduceScatter : out->allGather;
+    if (rules.empty()) continue;
+    Status status = checkForms(rules, coll, h, errors);
+    if (!status.isOk()) {
+      *againstHierarchy = true;
+      return status;
+    }
+    std::stable_sort(rules.begin(), rules.end(), [](const BlockRule& a, const BlockRule& b) {
+      return a.minBytes < b.minBytes;
+    });
+    STRATA_RETURN_IF_ERROR(checkRanges(rules, std::string(blockRulesKey(coll)) + " ", errors));
   }
   return Status::ok();
 }
@@ -147,8 +192,25 @@ std::string stageEntry(const topo::Hierarchy& h, const char* op, const Stage& st
   return keys.empty() ? text : "{stage: " + text + keys + "}";
 }
 
+// `reduce_scatter:` and `all_gather:` with their form rules (nothing for an empty list).
+std::string formatBlocks(const BlockRules& blocks) {
+  std::string out;
+  for (Collective coll : {Collective::kReduceScatter, Collective::kAllGather}) {
+    const std::vector<BlockRule>& rules = blocks.of(coll);
+    if (rules.empty()) continue;
+    out += std::string(blockRulesKey(coll)) + ":\n";
+    for (const BlockRule& rule : rules) {
+      out += "  - {min_bytes: " + detail::sizeText(rule.minBytes) +
+             ", max_bytes: " + detail::sizeText(rule.maxBytes) +
+             ", form: " + blockFormName(rule.form) + "}\n";
+    }
+  }
+  return out;
+}
+
 std::string formatRules(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
-                        const std::map<std::string, topo::LinkModel>& measured, bool comments) {
+                        const std::map<std::string, topo::LinkModel>& measured, bool comments,
+                        const BlockRules& blocks) {
   std::string out;
   if (comments) {
     out += "# strata plan file (STRATA_PLAN_FILE) for " + h.describe() + "\n";
@@ -181,6 +243,10 @@ std::string formatRules(const std::vector<PlanRule>& rules, const topo::Hierarch
   }
   // The layout is for messages only, so the hash (comments off) leaves it out.
   if (comments) out += "layout: \"" + planLayout(h) + "\"  # the hierarchy it was written for\n";
+  if (comments && !blocks.empty()) {
+    out += "# the forms of reduce-scatter and all-gather by size (bytes of every rank's block)\n";
+  }
+  out += formatBlocks(blocks);
   if (measured.empty()) return out;
   out += comments ? "measured:  # links measured by strata-tune\n" : "measured:\n";
   // Hierarchy order first, so the file reads innermost first; any other names after.
@@ -208,9 +274,10 @@ std::string formatRules(const std::vector<PlanRule>& rules, const topo::Hierarch
 
 StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo::Hierarchy& h,
                                                 const std::vector<std::string>& knownFabrics,
-                                                const std::string& source) {
+                                                const std::string& source, BlockRules* blocks) {
   yaml::Errors errors("plan file", source);
   std::vector<PlanRule> rules = file.rules;
+  BlockRules forms;
   Status status;
   for (PlanRule& rule : rules) {
     status = resolveRule(h, knownFabrics, errors, &rule);
@@ -227,15 +294,19 @@ StatusOr<std::vector<PlanRule>> resolvePlanFile(const PlanFile& file, const topo
     }
   }
   // Failures so far are the rules against `h` (levels, plans); the ranges below are not.
-  const bool againstHierarchy = !status.isOk();
+  bool againstHierarchy = !status.isOk();
   if (status.isOk()) {
     // Stable, so that rules with equal min_bytes keep file order and the overlap message names
     // them in the order written.
     std::stable_sort(rules.begin(), rules.end(),
                      [](const PlanRule& a, const PlanRule& b) { return a.minBytes < b.minBytes; });
-    status = checkRanges(rules, errors);
+    status = checkRanges(rules, "", errors);
   }
-  if (status.isOk()) return rules;
+  if (status.isOk()) status = resolveBlocks(file, h, errors, &forms, &againstHierarchy);
+  if (status.isOk()) {
+    if (blocks != nullptr) *blocks = std::move(forms);
+    return rules;
+  }
   if (againstHierarchy) {
     // A file tuned on another job is the usual reason it does not fit: name both layouts.
     const std::string mine = planLayout(h);
@@ -254,14 +325,16 @@ std::string planLayout(const topo::Hierarchy& h) {
 }
 
 std::string formatPlanFile(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
-                           const std::map<std::string, topo::LinkModel>& measured) {
-  return formatRules(rules, h, measured, true);
+                           const std::map<std::string, topo::LinkModel>& measured,
+                           const BlockRules& blocks) {
+  return formatRules(rules, h, measured, true, blocks);
 }
 
-uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h) {
+uint64_t planHash(const std::vector<PlanRule>& rules, const topo::Hierarchy& h,
+                  const BlockRules& blocks) {
   // FNV-1a: simple, stable across builds and platforms, and enough to tell plans apart.
   uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char c : formatRules(rules, h, {}, false)) {
+  for (unsigned char c : formatRules(rules, h, {}, false, blocks)) {
     hash = (hash ^ c) * 0x100000001b3ull;
   }
   return hash;
@@ -275,6 +348,31 @@ int ruleIndexFor(const std::vector<PlanRule>& rules, size_t bytes) {
     }
   }
   return -1;
+}
+
+const std::vector<BlockRule>& BlockRules::of(Collective coll) const {
+  static const std::vector<BlockRule> kNone;
+  if (coll == Collective::kReduceScatter) return reduceScatter;
+  return coll == Collective::kAllGather ? allGather : kNone;
+}
+
+const char* blockRulesKey(Collective coll) {
+  return coll == Collective::kReduceScatter ? "reduce_scatter" : "all_gather";
+}
+
+int blockRuleIndexFor(const std::vector<BlockRule>& rules, size_t bytes) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const BlockRule& rule = rules[i];
+    if (bytes >= rule.minBytes && (bytes < rule.maxBytes || rule.maxBytes == SIZE_MAX)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+const BlockRule* blockRuleFor(const std::vector<BlockRule>& rules, size_t bytes) {
+  const int i = blockRuleIndexFor(rules, bytes);
+  return i < 0 ? nullptr : &rules[i];
 }
 
 const Plan* planFor(const std::vector<PlanRule>& rules, size_t bytes) {

@@ -124,11 +124,10 @@ Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& para
 
 BlockForm chooseBlocks(const topo::Hierarchy& h, Collective coll, double bytes,
                        const CostParams& params) {
-  (void)coll;
-  (void)bytes;
-  (void)params;
-  return h.numLevels() > 1 && hierarchicalBlocksPossible(h) ? BlockForm::kHierarchical
-                                                            : BlockForm::kFlat;
+  if (!hierarchicalBlocksPossible(h)) return BlockForm::kFlat;
+  const double flat = predictBlocks(h, coll, BlockForm::kFlat, bytes, params).totalUs;
+  const double hier = predictBlocks(h, coll, BlockForm::kHierarchical, bytes, params).totalUs;
+  return hier < flat ? BlockForm::kHierarchical : BlockForm::kFlat;
 }
 
 }  // namespace strata::plan

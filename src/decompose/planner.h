@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "decompose/blocks_cost.h"  // reduce-scatter and all-gather: predictBlocks
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/rooted_cost.h"  // broadcast and reduce: chooseRooted
@@ -55,9 +56,11 @@ Choice choosePlan(const topo::Hierarchy& h, double bytes, const CostParams& para
 Choice choosePieces(const topo::Hierarchy& h, const Plan& p, double bytes,
                     const CostParams& params);
 
-// The form of a reduce-scatter or all-gather (`coll`) of `bytes` in all: hierarchical (innermost
-// level first) on a hierarchy of several levels that admits it, flat otherwise. Not costed yet:
-// a fixed rule, the same for every size, until the cost model covers these collectives.
+// The form of a reduce-scatter or all-gather (`coll`) of `bytes` in all: the cheaper of flat and
+// hierarchical by predictBlocks (blocks_cost.h), flat where the hierarchy does not admit the
+// hierarchical form (hierarchicalBlocksPossible: one level, or an irregular layout). Ties go to
+// flat, the form that can run straight between the caller's buffers without scratch copies
+// (which the model does not cost).
 BlockForm chooseBlocks(const topo::Hierarchy& h, Collective coll, double bytes,
                        const CostParams& params);
 
