@@ -10,7 +10,9 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -19,11 +21,15 @@
 
 #include "api/tools_view.h"
 #include "bootstrap/mpi_bootstrap.h"
+#include "core/plan_load.h"
+#include "decompose/planner.h"
+#include "fabrics/registry.h"
 #include "first_process.h"
 #include "size_arg.h"
 #include "strata/strata_mpi.h"
 #include "tool_cli.h"
 #include "tool_main.h"
+#include "tune_fit.h"
 #include "tune_measure.h"
 #include "tune_report.h"
 #include "tune_sweep.h"
@@ -42,7 +48,9 @@ struct Options {
   int iters = 5;
   int top = 4;
   double planSeconds = 2;
+  int runoffIters = 10;
   std::string output = "strata-plan.yaml";
+  std::string check;  // --check FILE: re-time FILE's plans against every candidate instead
 };
 
 constexpr const char* kTool = "strata-tune";
@@ -92,6 +100,74 @@ StatusOr<std::vector<size_t>> sweepSizes(const Options& o) {
 
 double secondsSince(double t0) { return MPI_Wtime() - t0; }
 
+// Every correct timed (plan, size) of the sweep, for the fit.
+std::vector<FitPoint> fitPoints(const std::vector<SizeResult>& results) {
+  std::vector<FitPoint> points;
+  for (const SizeResult& r : results) {
+    for (const PlanTiming& t : r.plans) {
+      if (t.correct && t.medianUs > 0) {
+        points.push_back({t.plan, static_cast<double>(r.bytes), t.medianUs});
+      }
+    }
+  }
+  return points;
+}
+
+// The cost model fitted to the sweep, its numbers rounded as the tables and the file show them,
+// and every timed plan's fitted prediction filled in. Pure: every rank computes the same.
+StatusOr<FitResult> fitAndPredict(const topo::Hierarchy& measured, const plan::CostParams& params,
+                                  std::vector<SizeResult>* results) {
+  const std::vector<FitPoint> points = fitPoints(*results);
+  STRATA_ASSIGN_OR_RETURN(FitResult fit, fitCostModel(measured, params, points));
+  std::vector<topo::Level> levels = fit.fitted.levels();
+  for (topo::Level& l : levels) {
+    l.link.latencyUs = roundSignificant(l.link.latencyUs);
+    l.link.bandwidthGBps = roundSignificant(l.link.bandwidthGBps);
+  }
+  STRATA_ASSIGN_OR_RETURN(fit.fitted, fit.fitted.withLevels(std::move(levels)));
+  fit.params.stepOverheadUs = roundSignificant(fit.params.stepOverheadUs);
+  std::vector<double> e = relativeErrors(fit.fitted, fit.params, points);
+  fit.rmsAfter = fit.worstAfter = 0;
+  for (double x : e) {
+    fit.rmsAfter += x * x;
+    fit.worstAfter = std::max(fit.worstAfter, std::fabs(x));
+  }
+  fit.rmsAfter = e.empty() ? 0 : std::sqrt(fit.rmsAfter / e.size());
+  for (SizeResult& r : *results) {
+    for (PlanTiming& t : r.plans) {
+      t.fittedUs =
+          plan::predict(fit.fitted, t.plan, static_cast<double>(r.bytes), fit.params).totalUs;
+    }
+  }
+  return fit;
+}
+
+// Times, at each size, the plan the fitted model ranks first among every candidate when the
+// sweep did not time it (the ping-pong model ranked it below --top). Collective. Returns how many
+// plans were added.
+StatusOr<int> timeFittedPicks(core::ToolsView& c, const SweepOptions& so, const FitResult& fit,
+                              const topo::Hierarchy& measured, std::vector<SizeResult>* results) {
+  int added = 0;
+  const std::vector<plan::Plan> candidates = plan::candidatePlans(c.hierarchy(), c.costParams());
+  for (SizeResult& r : *results) {
+    const double bytes = static_cast<double>(r.bytes);
+    const plan::Plan* pick = nullptr;
+    double pickUs = 0;
+    for (const plan::Plan& p : candidates) {
+      const double us = plan::predict(fit.fitted, p, bytes, fit.params).totalUs;
+      if (pick == nullptr || us < pickUs) {
+        pick = &p;
+        pickUs = us;
+      }
+    }
+    if (pick == nullptr) continue;
+    const double predicted = plan::predict(measured, *pick, bytes, c.costParams()).totalUs;
+    STRATA_ASSIGN_OR_RETURN(bool timed, timeAddedPlan(c, so, *pick, predicted, &r));
+    if (timed) ++added;
+  }
+  return added;
+}
+
 // The tuning itself, on a communicator every rank made. Returns the exit code.
 int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
   const bool root = c.rank() == 0;
@@ -128,6 +204,7 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
   so.iters = o.iters;
   so.top = o.top;
   so.planSeconds = o.planSeconds;
+  so.runoffIters = o.runoffIters;
   double sizeStart = 0;
   SweepProgress progress;
   progress.sizeStarted = [&](size_t i, const SizeResult& r) {
@@ -146,6 +223,19 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
   StatusOr<std::vector<SizeResult>> results = runSweep(c, measured.value(), so, progress);
   if (!results.isOk()) return root ? fail("timing the plans: " + results.status().message()) : 1;
 
+  // Step 3: the cost model fitted to the timings; the plans it ranks first that the sweep did
+  // not time are timed against the fastest, and the fit is made again with them.
+  StatusOr<FitResult> fit = fitAndPredict(measured.value(), c.costParams(), &results.value());
+  if (fit.isOk()) {
+    if (root) std::fprintf(stderr, "[fit] the fitted model's picks the sweep did not time\n");
+    StatusOr<int> added = timeFittedPicks(c, so, fit.value(), measured.value(), &results.value());
+    if (!added.isOk())
+      return root ? fail("timing the fitted model's picks: " + added.status().message()) : 1;
+    if (added.value() > 0) fit = fitAndPredict(measured.value(), c.costParams(), &results.value());
+  }
+  if (!fit.isOk()) return root ? fail("fitting the cost model: " + fit.status().message()) : 1;
+  const size_t points = fitPoints(results.value()).size();
+
   // Steps 3 and 4: rank 0 reports and writes; every rank exits with its verdict.
   int code = 0;
   if (root) {
@@ -161,10 +251,19 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
     for (const SizeResult& r : results.value()) timed += r.plans.size();
     std::printf("%d of %zu predictions are off by more than %.0f%%\n", flagged, timed,
                 (kDisagreeRatio - 1) * 100);
-    std::printf("\nthe model's pick vs the measured fastest:\n%s",
-                formatChoices(results.value(), labels).c_str());
+    std::printf(
+        "\nthe cost model fitted to the timings (least squares on relative error; the step "
+        "overhead is added to every step's alpha):\n%s",
+        formatFit(measured.value(), fit.value(), points).c_str());
+    int disagree = 0;
+    const std::string choices = formatChoices(results.value(), labels, &disagree);
+    std::printf("\nthe model's picks (ping-pong links, fitted) vs the measured fastest:\n%s",
+                choices.c_str());
+    std::printf("the fitted model picks the measured fastest at %zu of %zu sizes\n",
+                results.value().size() - disagree, results.value().size());
     StatusOr<std::vector<plan::PlanRule>> rules = winnerRules(results.value(), c.hierarchy());
-    Status written = rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy(), links)
+    Status written = rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy(), links,
+                                                  fitComment(measured.value(), fit.value(), points))
                                   : rules.status();
     if (written.isOk()) {
       std::printf("\nmeasured winners by message size:\n%s",
@@ -186,6 +285,67 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
   return code;
 }
 
+// --check FILE: at each size, the plan FILE gives against every candidate plan, timed in
+// interleaved rounds, on a fresh launch: what the file's choices cost. Returns the exit code.
+int check(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
+  const bool root = c.rank() == 0;
+  StatusOr<plan::PlanFile> pf = plan::loadPlanFile(o.check);
+  StatusOr<std::vector<plan::PlanRule>> rules =
+      pf.isOk() ? plan::resolvePlanFile(pf.value(), c.hierarchy(), fabric::fabricNames(), o.check)
+                : StatusOr<std::vector<plan::PlanRule>>(pf.status());
+  if (!rules.isOk()) return root ? fail("--check " + rules.status().message()) : 1;
+  if (root) {
+    std::printf("strata-tune --check %s: %d ranks, hierarchy %s\n", o.check.c_str(), c.size(),
+                c.hierarchy().describe().c_str());
+    std::fflush(stdout);
+  }
+  const std::vector<plan::Plan> candidates = plan::candidatePlans(c.hierarchy(), c.costParams());
+  std::vector<SizeResult> results;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    SizeResult r;
+    r.bytes = sizes[s];
+    const plan::Plan* chosen = plan::planFor(rules.value(), r.bytes);
+    if (chosen == nullptr) return root ? fail("--check: no rule covers " + humanBytes(r.bytes)) : 1;
+    PlanTiming file;
+    file.plan = *chosen;
+    file.description = plan::describePlan(c.hierarchy(), *chosen);
+    r.plans.push_back(file);
+    for (const plan::Plan& p : candidates) {
+      PlanTiming t;
+      t.plan = p;
+      t.description = plan::describePlan(c.hierarchy(), p);
+      if (t.description == file.description) {
+        r.plans[0].plan.name = p.name;  // label it as the sweep did
+        continue;
+      }
+      r.plans.push_back(t);
+    }
+    if (root) {
+      std::fprintf(stderr, "[%zu/%zu] %s: the file's plan and %zu others, %d rounds\n", s + 1,
+                   sizes.size(), humanBytes(r.bytes).c_str(), r.plans.size() - 1, o.iters);
+    }
+    const Status st = retime(c, r.bytes, o.warmup, o.iters, &r.plans);
+    if (!st.isOk()) return root ? fail("timing the plans: " + st.message()) : 1;
+    results.push_back(std::move(r));
+  }
+  if (root) {
+    const auto labels = planLabels(results);
+    double worst = 0;
+    size_t worstBytes = 0;
+    const std::string table = formatCheck(results, labels, &worst, &worstBytes);
+    std::printf("\nplans timed:\n%s", formatPlanLegend(results, labels).c_str());
+    std::printf(
+        "\nthe file's plan vs the fastest other candidate (median of %d interleaved calls; "
+        "time of the slowest rank):\n%s",
+        o.iters, table.c_str());
+    std::printf("worst: the file's plan takes %.3f x the fastest (at %s)\n", worst,
+                humanBytes(worstBytes).c_str());
+    std::printf("done in %.1f s\n", secondsSince(t0));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** argv) {
   MPI_Init(argc, argv);
   const double t0 = MPI_Wtime();
@@ -200,8 +360,8 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
                       "mpirun with the layout of your job, e.g. mpirun -n 8 strata-tune");
   } else {
     // Rank 0 writes the file: find a bad --output now, not after the sweep.
-    const Status writable =
-        boot::agreeOver(MPI_COMM_WORLD, rank == 0 ? checkWritable(o.output) : Status::ok());
+    const Status writable = boot::agreeOver(
+        MPI_COMM_WORLD, rank == 0 && o.check.empty() ? checkWritable(o.output) : Status::ok());
     strataComm_t comm = nullptr;
     if (!writable.isOk()) {
       if (rank == 0) fail("--output " + writable.message());
@@ -209,7 +369,8 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
       if (rank == 0)
         fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
     } else {
-      code = tune(*strata::api::toolsViewOf(comm), o, sizes, t0);
+      code = o.check.empty() ? tune(*strata::api::toolsViewOf(comm), o, sizes, t0)
+                             : check(*strata::api::toolsViewOf(comm), o, sizes, t0);
       strataCommDestroy(comm);
     }
   }
@@ -225,17 +386,27 @@ constexpr const char* kFooter = R"(What it does, on the ranks of the job it runs
      measured one after another.
   2. sweep: for each size from -b to -e (times -f), float32 sum: the --top candidate plans
      ranked by the cost model with the measured links, plus passthrough (one MPI_Allreduce),
-     each -w times untimed and -n times timed. A call's time is the slowest rank's, between
-     a barrier and its end; a plan's time is the median. A plan stops early (after one timed
-     call) once it has used --time-per-plan seconds. Each plan's first result is checked
-     against the exact sum; a wrong plan is reported and never chosen.
-  3. plan file (--output): the fastest plan of each size, over size ranges split at the
-     geometric midpoints between the measured sizes, adjacent equal winners merged, plus the
-     measured links (`measured:`). It is checked to load as STRATA_PLAN_FILE before it is
-     written. Rank 0 writes it.
-  4. report (stdout, rank 0): the measured links, the plans timed, a table of predicted vs
-     measured microseconds with measured/predicted and a flag where they differ by more than
-     25%, and the model's pick against the measured fastest at each size.
+     timed in interleaved rounds (one call of each plan per round): -w untimed rounds, then
+     -n timed. A call's time is the slowest rank's, between a barrier and its end; a plan's
+     time is the median. A plan stops early (after one timed call) once it has used
+     --time-per-plan seconds. The plans within 50% of the fastest then get --runoff-iters more
+     interleaved calls. Each plan's first result is checked against the exact sum; a wrong plan
+     is reported and never chosen.
+  3. fit: the cost model's per-level latency and bandwidth and one step overhead (us added to
+     every communication step) fitted by least squares to the timed plans' relative error,
+     starting from the ping-pong values. A plan the fitted model ranks first that the sweep
+     did not time is timed against the fastest.
+  4. plan file (--output): the measured fastest plan of each size, over size ranges split at
+     the geometric midpoints between the measured sizes, adjacent equal winners merged, plus
+     the ping-pong links (`measured:`) and the fit as comments. It is checked to load as
+     STRATA_PLAN_FILE before it is written. Rank 0 writes it.
+  5. report (stdout, rank 0): the measured links, the plans timed, a table of predicted
+     (ping-pong links), measured and fitted microseconds with a flag where the ping-pong model
+     is off by more than 25%, the fit (ping-pong vs fitted values, the model's error before
+     and after), and per size the model's and the fitted model's picks against the measured
+     fastest, marking where the fitted model disagrees.
+  --check FILE writes nothing: at each size it times the plan FILE gives against every
+  candidate plan (-n interleaved rounds) and prints the file's plan / the fastest.
 Progress goes to stderr, one line per size.
 
 Use the file in a job with the same layout (ranks, hosts, ranks per host): the hierarchy it
@@ -293,6 +464,16 @@ int main(int argc, char** argv) {
                  "timed call)")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
+  app.add_option("--runoff-iters", o.runoffIters,
+                 "more timed calls, interleaved, for the plans within 50% of the fastest at a "
+                 "size (0: no runoff)")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+  app.add_option("--check", o.check,
+                 "write nothing: re-time, at each size, the plan FILE gives against every "
+                 "candidate plan (-n interleaved rounds) and print what the file's choice costs")
+      ->type_name("FILE")
+      ->check(strata::tools::nonEmptyPath());
   app.add_option("--output", o.output, "plan file to write (YAML)")
       ->type_name("FILE")
       ->capture_default_str()

@@ -122,7 +122,7 @@ std::string formatPlanLegend(const std::vector<SizeResult>& results,
 std::string formatComparison(const std::vector<SizeResult>& results,
                              const std::map<std::string, std::string>& labels, int* flagged) {
   std::vector<std::vector<std::string>> rows = {
-      {"size", "plan", "predicted us", "measured us", "ratio", "flag"}};
+      {"size", "plan", "predicted us", "measured us", "ratio", "fitted us", "flag"}};
   *flagged = 0;
   for (const SizeResult& r : results) {
     for (size_t i = 0; i < r.plans.size(); ++i) {
@@ -131,7 +131,7 @@ std::string formatComparison(const std::vector<SizeResult>& results,
           humanBytes(r.bytes), labelOf(labels, t) + (static_cast<int>(i) == r.fastest ? " *" : ""),
           num(t.predictedUs)};
       if (!t.correct) {
-        row.insert(row.end(), {"-", "-", "WRONG RESULT (not used)"});
+        row.insert(row.end(), {"-", "-", "-", "WRONG RESULT (not used)"});
       } else {
         const double ratio = t.medianUs / t.predictedUs;
         std::string flag;
@@ -143,34 +143,139 @@ std::string formatComparison(const std::vector<SizeResult>& results,
           flag += std::string(flag.empty() ? "" : "; ") + std::to_string(t.us.size()) +
                   " iteration" + (t.us.size() == 1 ? "" : "s") + " (time budget)";
         }
-        row.insert(row.end(), {num(t.medianUs), num(ratio), flag});
+        if (t.added)
+          flag += std::string(flag.empty() ? "" : "; ") + "added: the fitted model's pick";
+        row.insert(row.end(),
+                   {num(t.medianUs), num(ratio), t.fittedUs > 0 ? num(t.fittedUs) : "-", flag});
       }
       rows.push_back(row);
     }
   }
-  return alignTable(rows, {false, false, true, true, true, false});
+  return alignTable(rows, {false, false, true, true, true, true, false});
+}
+
+int fittedPick(const SizeResult& r) {
+  int best = -1;
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    const PlanTiming& t = r.plans[i];
+    if (t.fittedUs > 0 && (best < 0 || t.fittedUs < r.plans[best].fittedUs)) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
 }
 
 std::string formatChoices(const std::vector<SizeResult>& results,
-                          const std::map<std::string, std::string>& labels) {
+                          const std::map<std::string, std::string>& labels, int* disagree) {
   std::vector<std::vector<std::string>> rows = {
-      {"size", "model picks", "measured fastest", "model's pick costs"}};
+      {"size", "model picks", "costs", "fitted model picks", "costs", "measured fastest", "note"}};
+  *disagree = 0;
   for (const SizeResult& r : results) {
-    const PlanTiming& pick = r.plans[0];  // plans are sorted by prediction
-    std::string cost = "-";
-    std::string fastest = "(none correct)";
+    // What plans[i] costs against the measured fastest.
+    auto cost = [&](int i) -> std::string {
+      if (i < 0 || r.fastest < 0) return "-";
+      if (i == r.fastest) return "fastest";
+      const PlanTiming& t = r.plans[i];
+      const double best = r.plans[r.fastest].medianUs;
+      if (!t.correct || t.us.empty() || !(best > 0)) return "-";
+      return "+" + num(100 * (t.medianUs / best - 1)) + "%";
+    };
+    // plans are sorted by the ping-pong prediction, the added ones last: the first is its pick.
+    const int fit = fittedPick(r);
+    std::string fastest = "(none correct)", note;
     if (r.fastest >= 0) {
       const PlanTiming& best = r.plans[r.fastest];
       fastest = labelOf(labels, best) + " " + num(best.medianUs) + " us";
-      if (r.fastest == 0) {
-        cost = "same plan";
-      } else if (pick.correct && best.medianUs > 0) {
-        cost = "+" + num(100 * (pick.medianUs / best.medianUs - 1)) + "%";
+      if (fit >= 0 && fit != r.fastest) {
+        note = "fitted model disagrees";
+        ++*disagree;
       }
     }
-    rows.push_back({humanBytes(r.bytes), labelOf(labels, pick), fastest, cost});
+    if (r.runoff > 0) {
+      note += std::string(note.empty() ? "" : "; ") + "runoff of " + std::to_string(r.runoff);
+    }
+    rows.push_back({humanBytes(r.bytes), labelOf(labels, r.plans[0]), cost(0),
+                    fit >= 0 ? labelOf(labels, r.plans[fit]) : "-", cost(fit), fastest, note});
   }
-  return alignTable(rows, {false, false, false, true});
+  return alignTable(rows, {false, false, true, false, true, false, false});
+}
+
+namespace {
+
+std::vector<std::vector<std::string>> fitRows(const topo::Hierarchy& measured,
+                                              const FitResult& fit) {
+  std::vector<std::vector<std::string>> rows = {
+      {"level", "ping-pong us", "GB/s", "fitted us", "GB/s"}};
+  for (int l = 0; l < measured.numLevels(); ++l) {
+    const topo::LinkModel& a = measured.level(l).link;
+    const topo::LinkModel& b = fit.fitted.level(l).link;
+    rows.push_back({std::to_string(l) + " " + measured.level(l).name, num(a.latencyUs),
+                    num(a.bandwidthGBps), num(b.latencyUs), num(b.bandwidthGBps)});
+  }
+  rows.push_back({"step overhead", "0", "", num(fit.params.stepOverheadUs), ""});
+  return rows;
+}
+
+std::string errorLine(const FitResult& fit, size_t points) {
+  return "relative error of the model on the " + std::to_string(points) + " timed plans: rms " +
+         num(100 * fit.rmsBefore) + "%, worst " + num(100 * fit.worstBefore) +
+         "% with the ping-pong links; rms " + num(100 * fit.rmsAfter) + "%, worst " +
+         num(100 * fit.worstAfter) + "% fitted";
+}
+
+}  // namespace
+
+std::string formatFit(const topo::Hierarchy& measured, const FitResult& fit, size_t points) {
+  return alignTable(fitRows(measured, fit), {false, true, true, true, true}) + "  " +
+         errorLine(fit, points) + "\n";
+}
+
+std::string fitComment(const topo::Hierarchy& measured, const FitResult& fit, size_t points) {
+  std::string out =
+      "# the cost model fitted to these timings (strata-tune; alpha us, bandwidth GB/s, and a\n"
+      "# step overhead in us added to every step's alpha); measured: above keeps ping-pong's:\n";
+  const std::string table = alignTable(fitRows(measured, fit), {false, true, true, true, true});
+  for (size_t at = 0; at < table.size();) {
+    const size_t end = table.find('\n', at);
+    out += "#" + table.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return out + "# " + errorLine(fit, points) + "\n";
+}
+
+std::string formatCheck(const std::vector<SizeResult>& results,
+                        const std::map<std::string, std::string>& labels, double* worst,
+                        size_t* worstBytes) {
+  std::vector<std::vector<std::string>> rows = {
+      {"size", "file's plan", "us", "fastest other", "us", "file / fastest", "plans"}};
+  *worst = 0;
+  *worstBytes = 0;
+  for (const SizeResult& r : results) {
+    const PlanTiming& file = r.plans[0];
+    int best = -1;
+    for (size_t i = 1; i < r.plans.size(); ++i) {
+      const PlanTiming& t = r.plans[i];
+      if (t.correct && !t.us.empty() && (best < 0 || t.medianUs < r.plans[best].medianUs)) {
+        best = static_cast<int>(i);
+      }
+    }
+    double ratio = 0;
+    if (file.correct && best >= 0 && r.plans[best].medianUs > 0) {
+      // Against the fastest of all, the file's own plan included: at most 1 means it won.
+      ratio = file.medianUs / std::min(file.medianUs, r.plans[best].medianUs);
+      if (ratio > *worst) {
+        *worst = ratio;
+        *worstBytes = r.bytes;
+      }
+    }
+    rows.push_back({humanBytes(r.bytes), labelOf(labels, file),
+                    file.correct ? num(file.medianUs) : "WRONG",
+                    best >= 0 ? labelOf(labels, r.plans[best]) : "-",
+                    best >= 0 ? num(r.plans[best].medianUs) : "-",
+                    ratio > 0 ? num(file.medianUs / r.plans[best].medianUs) : "-",
+                    std::to_string(r.plans.size())});
+  }
+  return alignTable(rows, {false, false, true, false, true, true, true});
 }
 
 StatusOr<std::vector<plan::PlanRule>> winnerRules(const std::vector<SizeResult>& results,
@@ -218,9 +323,9 @@ std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hi
 }
 
 Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>& rules,
-                     const topo::Hierarchy& h,
-                     const std::map<std::string, topo::LinkModel>& links) {
-  const std::string text = plan::formatPlanFile(rules, h, links);
+                     const topo::Hierarchy& h, const std::map<std::string, topo::LinkModel>& links,
+                     const std::string& comment) {
+  const std::string text = plan::formatPlanFile(rules, h, links) + comment;
   const uint64_t want = plan::planHash(rules, h);
   // The checks STRATA_PLAN_FILE makes at init, and that it reads back what was meant.
   auto check = [&](const plan::PlanFile& pf, const char* when) -> Status {

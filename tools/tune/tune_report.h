@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "decompose/plan_file.h"
 #include "topology/hierarchy.h"
+#include "tune_fit.h"
 #include "tune_measure.h"
 #include "tune_sweep.h"
 
@@ -33,16 +34,34 @@ std::map<std::string, std::string> planLabels(const std::vector<SizeResult>& res
 std::string formatPlanLegend(const std::vector<SizeResult>& results,
                              const std::map<std::string, std::string>& labels);
 
-// One row per size and timed plan: predicted and measured microseconds, measured/predicted, a
-// flag where they disagree by more than kDisagreeRatio, and the fastest plan marked. `flagged`
-// gets the number of flagged rows.
+// One row per size and timed plan: predicted (ping-pong links) and measured microseconds,
+// measured/predicted, a flag where they disagree by more than kDisagreeRatio, the fitted
+// model's prediction, and the fastest plan marked. `flagged` gets the number of flagged rows.
 std::string formatComparison(const std::vector<SizeResult>& results,
                              const std::map<std::string, std::string>& labels, int* flagged);
 
-// Per size: the plan the model would pick, the measured fastest, and what the model's pick
-// costs against it.
+// Per size: the plan the model would pick with the ping-pong links and with the fitted ones
+// (among the timed plans), the measured fastest, and what each pick costs against it. Where
+// the fitted model's pick is not the measured fastest the row says so; `disagree` gets the
+// number of such sizes.
 std::string formatChoices(const std::vector<SizeResult>& results,
-                          const std::map<std::string, std::string>& labels);
+                          const std::map<std::string, std::string>& labels, int* disagree);
+
+// The fitted model's pick among r's timed plans (lowest fittedUs), or -1.
+int fittedPick(const SizeResult& r);
+
+// Per level the ping-pong link next to the fitted one, the fitted step overhead, and the
+// model's relative error on the timed plans before and after the fit.
+std::string formatFit(const topo::Hierarchy& measured, const FitResult& fit, size_t points);
+
+// The same as plan-file comment lines ("# ..."), to follow the rules.
+std::string fitComment(const topo::Hierarchy& measured, const FitResult& fit, size_t points);
+
+// --check: one row per size: the file's plan (plans[0]) against the fastest of the rest, and
+// file / fastest. `worst` gets the largest file / fastest ratio and `worstBytes` its size.
+std::string formatCheck(const std::vector<SizeResult>& results,
+                        const std::map<std::string, std::string>& labels, double* worst,
+                        size_t* worstBytes);
 
 // The measured fastest plan of each size, over ranges split at the geometric midpoints between
 // the measured sizes ([0, m1), [m1, m2), ..., [m_last, inf)), adjacent ranges with the same plan
@@ -53,11 +72,12 @@ StatusOr<std::vector<plan::PlanRule>> winnerRules(const std::vector<SizeResult>&
 std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
                         const std::map<std::string, std::string>& labels);
 
-// Writes the plan file (formatPlanFile with the measured links) after checking that the text
-// reads back (parsePlanFile, resolvePlanFile against `h`) to the same rules and links, then
-// loads the written file again as STRATA_PLAN_FILE would.
+// Writes the plan file (formatPlanFile with the measured links, then `comment`: "# " lines)
+// after checking that the text reads back (parsePlanFile, resolvePlanFile against `h`) to the
+// same rules and links, then loads the written file again as STRATA_PLAN_FILE would.
 Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>& rules,
-                     const topo::Hierarchy& h, const std::map<std::string, topo::LinkModel>& links);
+                     const topo::Hierarchy& h, const std::map<std::string, topo::LinkModel>& links,
+                     const std::string& comment = "");
 
 // Whether `path` can be written (its directory exists and is writable, and the file, when it
 // exists, is a writable regular file), so a bad --output fails before the sweep, not after.

@@ -51,34 +51,78 @@ StatusOr<bool> resultCorrect(core::ToolsView& c, const Buffers& b, size_t count)
   return all == 1;
 }
 
-// Warm-ups, then timed calls, until --iters or the plan's time budget runs out. The budget
-// counts the agreed (max over ranks) times, so every rank stops after the same call.
-Status timePlan(core::ToolsView& c, const SweepOptions& o, Buffers& b, size_t count,
-                PlanTiming* t) {
-  double spentUs = 0;
-  const double budgetUs = o.planSeconds * 1e6;
-  bool checked = false;
-  for (int i = 0; i < o.warmup + o.iters; ++i) {
-    const bool warm = i < o.warmup;
-    if (warm && spentUs > budgetUs) continue;  // skip the rest of the warm-ups, keep one timing
-    STRATA_ASSIGN_OR_RETURN(double us, timedCall(c, t->plan, b, count));
-    spentUs += us;
-    if (!checked) {
-      STRATA_ASSIGN_OR_RETURN(t->correct, resultCorrect(c, b, count));
-      checked = true;
-      if (!t->correct) return Status::ok();  // a wrong plan is not worth timing
-    }
-    if (!warm) t->us.push_back(us);
-    if (!warm && spentUs > budgetUs && i + 1 < o.warmup + o.iters) {
-      t->cutShort = true;
-      break;
+Buffers buffersFor(int rank, size_t count) {
+  Buffers b;
+  b.send.resize(count);
+  b.recv.resize(count);
+  for (size_t i = 0; i < count; ++i) b.send[i] = inputOf(rank, i);
+  return b;
+}
+
+// Times `plans` in interleaved rounds: `warmup` untimed rounds, then `iters` timed ones, each a
+// call of every plan in turn, so that a change in the machine's load hits them all alike. A
+// plan's first call is checked (a wrong plan is not timed further). A plan whose calls here have
+// used budgetUs (> 0) stops early, after at least one timed call, and is marked cutShort; the
+// budget counts the agreed (max over ranks) times, so every rank stops after the same call.
+Status timeRounds(core::ToolsView& c, Buffers& b, size_t count, int warmup, int iters,
+                  double budgetUs, const std::vector<PlanTiming*>& plans) {
+  std::vector<double> spentUs(plans.size(), 0);
+  std::vector<bool> stopped(plans.size(), false);
+  for (int i = 0; i < warmup + iters; ++i) {
+    const bool warm = i < warmup;
+    for (size_t k = 0; k < plans.size(); ++k) {
+      PlanTiming* t = plans[k];
+      const bool overBudget = budgetUs > 0 && spentUs[k] > budgetUs;
+      if (!t->correct || stopped[k] || (warm && overBudget)) continue;
+      STRATA_ASSIGN_OR_RETURN(double us, timedCall(c, t->plan, b, count));
+      spentUs[k] += us;
+      if (!t->checked) {
+        STRATA_ASSIGN_OR_RETURN(t->correct, resultCorrect(c, b, count));
+        t->checked = true;
+        if (!t->correct) continue;  // a wrong plan is not worth timing
+      }
+      if (warm) continue;
+      t->us.push_back(us);
+      if (budgetUs > 0 && spentUs[k] > budgetUs && i + 1 < warmup + iters) {
+        stopped[k] = true;
+        t->cutShort = true;
+      }
     }
   }
-  t->medianUs = median(t->us);
+  for (PlanTiming* t : plans) t->medianUs = median(t->us);
+  return Status::ok();
+}
+
+// The runoff (SweepOptions::runoffWithin): the plans close to the fastest get more interleaved
+// calls, so that noise in a few calls does not decide between plans that are nearly equal.
+Status runoff(core::ToolsView& c, const SweepOptions& o, Buffers& b, SizeResult* r) {
+  r->fastest = fastestOf(r->plans);
+  if (r->fastest < 0 || o.runoffIters <= 0) return Status::ok();
+  const double bound = r->plans[r->fastest].medianUs * (1 + o.runoffWithin);
+  std::vector<PlanTiming*> close;
+  for (PlanTiming& t : r->plans) {
+    if (t.correct && !t.us.empty() && t.medianUs <= bound) close.push_back(&t);
+  }
+  if (close.size() < 2) return Status::ok();
+  r->runoff = static_cast<int>(close.size());
+  STRATA_RETURN_IF_ERROR(
+      timeRounds(c, b, r->bytes / sizeof(float), 0, o.runoffIters, o.planSeconds * 1e6, close));
+  r->fastest = fastestOf(r->plans);
   return Status::ok();
 }
 
 }  // namespace
+
+int fastestOf(const std::vector<PlanTiming>& plans) {
+  int best = -1;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const PlanTiming& t = plans[i];
+    if (!t.correct || t.us.empty()) continue;
+    // Ties keep the earlier plan, the one the model ranks better.
+    if (best < 0 || t.medianUs < plans[best].medianUs) best = static_cast<int>(i);
+  }
+  return best;
+}
 
 std::vector<PlanTiming> plansToTime(const topo::Hierarchy& h, double bytes,
                                     const plan::CostParams& params, int top) {
@@ -114,10 +158,20 @@ StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hiera
     STRATA_RETURN_IF_ERROR(c.preparePlan(p));
   }
   const size_t maxCount = o.sizes.empty() ? 0 : o.sizes.back() / sizeof(float);
-  Buffers b;
-  b.send.resize(maxCount);
-  b.recv.resize(maxCount);
-  for (size_t i = 0; i < maxCount; ++i) b.send[i] = inputOf(c.rank(), i);
+  Buffers b = buffersFor(c.rank(), maxCount);
+  // A few untimed calls of every candidate at the smallest size first: the first messages of a
+  // group connect its endpoints, which would otherwise count against the first size's plans.
+  if (!o.sizes.empty()) {
+    std::vector<PlanTiming> warm;
+    for (const plan::Plan& p : plan::candidatePlans(c.hierarchy(), c.costParams())) {
+      warm.emplace_back();
+      warm.back().plan = p;
+    }
+    std::vector<PlanTiming*> all;
+    for (PlanTiming& t : warm) all.push_back(&t);
+    STRATA_RETURN_IF_ERROR(
+        timeRounds(c, b, o.sizes.front() / sizeof(float), 5, 0, o.planSeconds * 1e6, all));
+  }
 
   std::vector<SizeResult> out;
   for (size_t s = 0; s < o.sizes.size(); ++s) {
@@ -125,19 +179,50 @@ StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hiera
     r.bytes = o.sizes[s];
     r.plans = plansToTime(measured, static_cast<double>(r.bytes), c.costParams(), o.top);
     if (c.rank() == 0 && progress.sizeStarted) progress.sizeStarted(s, r);
-    for (PlanTiming& t : r.plans) {
-      STRATA_RETURN_IF_ERROR(timePlan(c, o, b, r.bytes / sizeof(float), &t));
-    }
-    for (size_t i = 0; i < r.plans.size(); ++i) {
-      const PlanTiming& t = r.plans[i];
-      if (t.correct && (r.fastest < 0 || t.medianUs < r.plans[r.fastest].medianUs)) {
-        r.fastest = static_cast<int>(i);
-      }
-    }
+    std::vector<PlanTiming*> all;
+    for (PlanTiming& t : r.plans) all.push_back(&t);
+    STRATA_RETURN_IF_ERROR(
+        timeRounds(c, b, r.bytes / sizeof(float), o.warmup, o.iters, o.planSeconds * 1e6, all));
+    STRATA_RETURN_IF_ERROR(runoff(c, o, b, &r));
     if (c.rank() == 0 && progress.sizeDone) progress.sizeDone(s, r);
     out.push_back(std::move(r));
   }
   return out;
+}
+
+StatusOr<bool> timeAddedPlan(core::ToolsView& c, const SweepOptions& o, const plan::Plan& p,
+                             double predictedUs, SizeResult* r) {
+  PlanTiming t;
+  t.plan = p;
+  t.description = plan::describePlan(c.hierarchy(), p);
+  t.predictedUs = predictedUs;
+  t.added = true;
+  for (const PlanTiming& have : r->plans) {
+    if (have.description == t.description) return false;
+  }
+  STRATA_RETURN_IF_ERROR(c.preparePlan(p));
+  Buffers b = buffersFor(c.rank(), r->bytes / sizeof(float));
+  const int best = fastestOf(r->plans);
+  r->plans.push_back(t);
+  PlanTiming* added = &r->plans.back();
+  std::vector<PlanTiming*> both = {added};
+  if (best >= 0) both.push_back(&r->plans[best]);
+  // Its warm-ups alone, then rounds against the fastest so far.
+  STRATA_RETURN_IF_ERROR(
+      timeRounds(c, b, r->bytes / sizeof(float), o.warmup, 0, o.planSeconds * 1e6, {added}));
+  STRATA_RETURN_IF_ERROR(timeRounds(c, b, r->bytes / sizeof(float), 0,
+                                    std::max(o.iters, o.runoffIters), o.planSeconds * 1e6, both));
+  r->fastest = fastestOf(r->plans);
+  return true;
+}
+
+Status retime(core::ToolsView& c, size_t bytes, int warmup, int iters,
+              std::vector<PlanTiming>* plans) {
+  for (const PlanTiming& t : *plans) STRATA_RETURN_IF_ERROR(c.preparePlan(t.plan));
+  Buffers b = buffersFor(c.rank(), bytes / sizeof(float));
+  std::vector<PlanTiming*> all;
+  for (PlanTiming& t : *plans) all.push_back(&t);
+  return timeRounds(c, b, bytes / sizeof(float), warmup, iters, 0, all);
 }
 
 }  // namespace strata::tools
