@@ -327,6 +327,88 @@ assert net["name"] == "network" and net["link_sharing"] == 8, net
     has "hierarchy node(8) x network(5) over 40 ranks"
     ;;
 
+  simulate_nccl)
+    # NCCL's own choice is the baseline where the ranks are GPUs (the file's gpu key).
+    run simulate --topo "$topos/nccl_tests_119_3x8_a100_4hdr.yaml" --sizes 8,1M,128M
+    expect_rc 0
+    has "baseline nccl: NCCL's choice by its own cost model (NCCL 2.30.7"
+    has "ampere GPUs, intel CPUs, 3 nodes of 8 GPUs, NVLink inside; ring 4 channels x 24 GB/s"
+    header=$(grep -E '^ *size ' "$out")
+    for col in nccl "nccl algo" flat-ring passthrough two-level strata chosen plan speedup; do
+      [[ "$header" == *"$col"* ]] || fail "no '$col' column in '$header'"
+    done
+    grep -qE '^ *8 B +25\.2 us +tree/LL ' "$out" || fail "8 B: NCCL's tree/LL at 25.2 us expected"
+    grep -qE '^ *128 MiB +2\.97 ms +ring/Simple ' "$out" || fail "128 MiB: ring/Simple at 2.97 ms"
+    has "speedup = nccl / chosen"
+    run simulate --topo "$topos/nccl_tests_119_3x8_a100_4hdr.yaml" --sizes 1K:1G:x4 --format json
+    expect_rc 0
+    check_json '
+assert d["baseline"]["kind"] == "nccl"
+for r in d["rows"]:
+    b, chosen, strata = r["baseline"]["us"], r["chosen_us"], r["strata_plan"]["us"]
+    # What runs is never predicted slower than NCCL: strata falls back to it.
+    assert chosen <= b * (1 + 1e-12) and chosen <= strata * (1 + 1e-12), r
+    assert r["fallback"] == (b < strata), r
+    assert abs(r["speedup_vs_baseline"] - b / chosen) < 1e-9 * b / chosen
+    assert r["baseline"]["what"].split("/")[0] in ("ring", "tree"), r
+'
+    # --cluster is GPUs by definition; --gpu and --cpu change NCCL's constants.
+    run simulate --cluster 4x8 --gpu hopper --cpu amd --sizes 1M
+    expect_rc 0
+    has "hopper GPUs, amd CPUs"
+    lacks "the GPU generation is not given"
+    run simulate --cluster 4x8 --sizes 1M
+    expect_rc 0
+    has "the GPU generation is not given"
+    ;;
+
+  show_fallback)
+    # One node of 8 GPUs at 256 MiB: NCCL's ring beats strata's best plan, so strata falls back.
+    run show --cluster 1x8 --size 256M
+    expect_rc 0
+    has "plan flat: NCCL's ring/Simple over every rank, 3.188 ms"
+    has "strata falls back to NCCL's flat algorithm"
+    awk '$1 == "nccl" && $4 == "1.00x" { found = 1 } END { exit !found }' "$out" ||
+      fail "no nccl row at 1.00x of the chosen"
+    run show --cluster 1x8 --size 256M --format json
+    expect_rc 0
+    check_json '
+s = d["sizes"][0]
+assert s["fallback"] is True and s["chosen_us"] == s["baseline"]["us"] < s["total_us"], s
+'
+    # A plan file's rule runs as written; show only says it is slower.
+    printf 'rules:\n  - {min_bytes: 0, plan: passthrough}\n' > "$work/pass.yaml"
+    run show --topo "$topos/nccl_tests_119_3x8_a100_4hdr.yaml" --size 1G \
+      --plan-file "$work/pass.yaml"
+    expect_rc 0
+    has "plan passthrough"
+    lacks "falls back"
+    grep -qE "^note: this plan is predicted [0-9.]+x the nccl baseline's time \(ring/Simple, " \
+      "$out" || fail "no note that the file's plan is slower than NCCL's"
+    ;;
+
+  baseline_kinds)
+    # Without GPUs the default baseline is the flat ring (simulate) or none (show).
+    run simulate --topo "$topos/seed_40gpu.yaml" --sizes 1M
+    expect_rc 0
+    lacks "baseline nccl"
+    has "speedup = flat-ring / chosen"
+    run show --topo "$topos/seed_40gpu.yaml" --size 1M
+    expect_rc 0
+    ! grep -q '^baseline' "$out" || fail "a baseline line without a baseline"
+    run simulate --topo "$topos/seed_40gpu.yaml" --baseline mpi-ring --sizes 1M,1G
+    expect_rc 0
+    has "baseline mpi-ring: one ring allreduce over every rank through MPI"
+    grep -E '^ *size ' "$out" | grep -q "mpi-ring" || fail "no mpi-ring column"
+    run simulate --cluster 24x8 --baseline none --sizes 1M
+    expect_rc 0
+    ! grep -q '^baseline' "$out" || fail "a baseline line without a baseline"
+    has "speedup = flat-ring / chosen"
+    run simulate --topo "$topos/seed_40gpu.yaml" --baseline nccl --gpu volta --sizes 1G
+    expect_rc 0
+    has "volta GPUs"
+    ;;
+
   validate_configs)
     for pair in two_level.yaml:2x2.yaml blueconnect_2x2x2.yaml:2x2x2.yaml \
         small_passthrough.yaml:2x2.yaml small_passthrough.yaml:2x2x2.yaml \
@@ -459,6 +541,12 @@ EOF
     expect="$work/none.yaml: file not found" run_fails show --topo "$work/none.yaml"
     expect="$work/none.xml" run_fails show --input "$work/none.xml"
     expect="format" usage_fails simulate --cluster 2x2 --format xml
+    expect="--gpu and --cpu describe the GPUs for --baseline nccl" usage_fails \
+      simulate --cluster 2x2 --baseline flat-ring --gpu ampere
+    expect="--baseline" usage_fails simulate --cluster 2x2 --baseline gloo
+    expect="--gpu" usage_fails simulate --cluster 2x2 --gpu a99
+    expect="NCCL's model needs the bandwidth of level 'node'" run_fails \
+      show --topo "$topos/2x2.yaml" --baseline nccl --size 1M
     expect="subcommand" usage_fails
     expect="plan-file" usage_fails validate --topo "$topos/2x2.yaml"
     expect="--collective: gather not in" usage_fails \

@@ -34,8 +34,8 @@ struct BaselinePoint {
 };
 
 // The baseline for `t`. The default is nccl where the ranks are known to be GPUs; otherwise
-// flat-ring for simulate and none for show. An explicit nccl on ranks not known to be GPUs
-// assumes --gpu's generation and needs it given.
+// flat-ring for simulate and none for show. Without --gpu or the topology file's gpu key, NCCL's
+// constants for ampere are assumed, and a note says so.
 StatusOr<Baseline> makeBaseline(const Target& t, const BaselineOptions& o, bool simulate);
 
 // The baseline's prediction for an allreduce of `bytes`.

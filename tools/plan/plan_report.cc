@@ -295,7 +295,7 @@ std::string formatShow(const Target& t, const PlanSource& plans, const Baseline&
       const double total = ref.prediction.totalUs;
       refs.push_back(
           {ref.key, formatTime(total),
-           r.prediction.totalUs > 0 ? ratio(total / r.prediction.totalUs) + " chosen" : "",
+           r.chosenUs() > 0 ? ratio(total / r.chosenUs()) + " chosen" : "",
            plan::describePlan(h, ref.plan)});
     }
     if (!baseline.kind.empty()) {
