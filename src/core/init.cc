@@ -138,6 +138,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   costParams_.fabrics = fabric::allTraits();
   costParams_.flatFabric = fabricOptions_.net;
   if (!settings_.pipelineAuto) costParams_.pipelineBytes = settings_.pipelineBytes;
+  costParams_.compress = settings_.compress;  // the planner costs compressed stages as they run
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(noteOversubscription());

@@ -316,6 +316,47 @@ Prediction predictPassthrough(const topo::Hierarchy& h, double bytes, const Cost
   return out;
 }
 
+// Whether a stage's groups span hosts, as far as the pure model can tell: one of its levels
+// has a network link (infiniband, roce, ethernet, efa), or, in a hierarchy of several levels
+// whose links are not known, it holds the top level.
+bool stageCrossesHosts(const topo::Hierarchy& h, const Stage& s) {
+  bool kindsKnown = false;
+  for (int l = 0; l < h.numLevels(); ++l) {
+    kindsKnown = kindsKnown || h.level(l).link.kind != topo::LinkKind::kUnknown;
+  }
+  for (int l : s.levels) {
+    const topo::LinkKind k = h.level(l).link.kind;
+    if (k == topo::LinkKind::kInfiniband || k == topo::LinkKind::kRoce ||
+        k == topo::LinkKind::kEthernet || k == topo::LinkKind::kEfa) {
+      return true;
+    }
+    if (!kindsKnown && h.numLevels() > 1 && l == h.numLevels() - 1) return true;
+  }
+  return false;
+}
+
+// The type a float32 sum travels in over `s`: its own `wire`, else params.compress where its
+// groups span hosts (core/plan_book.cc decides the same from the real host names).
+WireType stageWire(const topo::Hierarchy& h, const Stage& s, const CostParams& params) {
+  if (s.wire) return *s.wire;
+  return params.compress != WireType::kNone && stageCrossesHosts(h, s) ? params.compress
+                                                                       : WireType::kNone;
+}
+
+// What compressing one collective of a stage adds: converting its range of `n` float32 bytes
+// to the 2-byte type and back (read 4 + write 2 bytes, then read 2 + write 4, at the local
+// reduction rate), and for fp16 the group's agreement on a scale, one 4-byte allreduce.
+double wireCostUs(WireType w, int g, double n, const FabricTraits& fabric,
+                  const topo::LinkModel& link, int sharing, const CostParams& params) {
+  if (w == WireType::kNone) return 0;
+  double us = reduceUs(1.5 * n, params);
+  if (w == WireType::kFp16) {
+    std::string ignored;
+    us += fabricAllReduce(fabric, "auto", g, 4, link, sharing, params, &ignored).us;
+  }
+  return us;
+}
+
 // One piece of a staged plan: its stages, innermost reduce-scatter first, and their sum.
 Prediction predictStages(const topo::Hierarchy& h, const Plan& plan, double bytes,
                          const CostParams& params) {
@@ -332,34 +373,41 @@ Prediction predictStages(const topo::Hierarchy& h, const Plan& plan, double byte
         shm ? stageLink(h, s.levels) : linkFor(stageLink(h, s.levels), fabric), params);
     const int sharing = stageSharing(h, s);
     const std::string name = stageName(h, s);
+    // A compressed stage moves and combines 2-byte values: the same formulas on half the bytes,
+    // plus its conversions (wireCostUs).
+    const WireType wire = stageWire(h, s, params);
+    const double n = wire == WireType::kNone || g <= 1 ? range : range / 2;
+    const double convert = g > 1 ? wireCostUs(wire, g, range, fabric, link, sharing, params) : 0;
     StageCost c;
     c.groupSize = g;
     c.bytes = range;
+    if (wire != WireType::kNone && g > 1) c.wire = wireTypeName(wire);
     if (j + 1 < m) {
       c.label = "reduce_scatter@" + name;
       c.algorithm = shm ? "shm" : "ring";
-      c.us = shm ? shmReduceScatterUs(g, range, link, params)
-                 : ringReduceScatterUs(g, range, link, sharing, params);
-      c.bytesMoved = g > 1 ? ringFraction(g) * range : 0;
+      c.us = (shm ? shmReduceScatterUs(g, n, link, params)
+                  : ringReduceScatterUs(g, n, link, sharing, params)) +
+             convert;
+      c.bytesMoved = g > 1 ? ringFraction(g) * n : 0;
       up.push_back(c);
       c.label = "all_gather@" + name;
-      c.us = shm ? shmAllGatherUs(g, range, link) : ringAllGatherUs(g, range, link, sharing);
+      c.us = (shm ? shmAllGatherUs(g, n, link) : ringAllGatherUs(g, n, link, sharing)) + convert;
       down.push_back(c);
       range /= g;
     } else {
       c.label = "allreduce@" + name;
       AllReduceCost ar;
       if (shm && g > 1 && s.algorithm != Algorithm::kRing) {
-        ar = shmAllReduce(g, range, link, params);
+        ar = shmAllReduce(g, n, link, params);
         c.algorithm = "shm";
       } else if (shm && g > 1) {  // the fabric's reduce-scatter, then its all-gather
-        ar = {shmReduceScatterUs(g, range, link, params) + shmAllGatherUs(g, range, link), range};
+        ar = {shmReduceScatterUs(g, n, link, params) + shmAllGatherUs(g, n, link), n};
         c.algorithm = "ring";
       } else {
-        ar = fabricAllReduce(fabric, algorithmName(s.algorithm), g, range, link, sharing, params,
+        ar = fabricAllReduce(fabric, algorithmName(s.algorithm), g, n, link, sharing, params,
                              &c.algorithm);
       }
-      c.us = ar.us;
+      c.us = ar.us + convert;
       c.bytesMoved = ar.bytesSent;
       up.push_back(c);
     }

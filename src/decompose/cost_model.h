@@ -22,6 +22,11 @@
 // shm barrier. 0 (the default) leaves the model as it was; strata-tune fits it to its timings.
 // The rooted forms (rooted_cost.h) do not count it.
 //
+// Compression (CostParams::compress, a stage's `wire`): a float32 sum over a stage that travels
+// as fp16 or bf16 is costed by the same formulas on n/2 bytes (moved and combined as 2-byte
+// values), plus 1.5 n / gamma for the conversions to and from the narrow type, plus, for fp16,
+// one 4-byte allreduce of the group to agree on the scale (common/wire.h). Without link kinds,
+// a stage spans hosts when it holds the top level of a hierarchy of several levels.
 // Pipelining (core/run_steps.h: runPipelined): a staged allreduce cut into P pieces of n/P
 // bytes whose pieces overlap (plan.h: piecesOverlap) takes
 //   L + T + (P-1) * max(T, L)
@@ -53,6 +58,9 @@ struct CostParams {
   std::optional<size_t> pipelineBytes;
   // o: microseconds added to every step's alpha (the header comment); >= 0.
   double stepOverheadUs = 0;
+  // STRATA_COMPRESS: the type float32 sums travel in over stages whose groups span hosts
+  // (a stage's own `wire` wins). Predictions are for float32 sums.
+  WireType compress = WireType::kNone;
 };
 
 struct StageCost {
@@ -62,6 +70,7 @@ struct StageCost {
   double bytes = 0;       // bytes of the stage's range per rank
   double bytesMoved = 0;  // bytes each rank sends in this stage
   double us = 0;
+  std::string wire;  // "fp16"/"bf16" when the stage is compressed, else empty
 };
 
 struct Prediction {

@@ -56,7 +56,12 @@ std::string levelsText(const Target& t) {
 std::string paramsText(const PlanSource& plans) {
   std::ostringstream out;
   out << "plans: " << plans.name << "; predictions: alpha-beta cost model, local reduction at "
-      << plans.params.reduceGBps << " GB/s\n";
+      << plans.params.reduceGBps << " GB/s";
+  if (plans.params.compress != WireType::kNone) {
+    out << ", float32 sums compressed to " << wireTypeName(plans.params.compress)
+        << " between hosts";
+  }
+  out << "\n";
   return out.str();
 }
 
@@ -68,6 +73,7 @@ nlohmann::json predictionJson(const plan::Prediction& pred) {
                       {"group_size", s.groupSize},
                       {"bytes_in", s.bytes},
                       {"bytes_moved", s.bytesMoved},
+                      {"wire", s.wire.empty() ? nlohmann::json() : nlohmann::json(s.wire)},
                       {"us", s.us}});
   }
   return nlohmann::json{{"stages", stages},
@@ -266,8 +272,9 @@ std::string formatShow(const Target& t, const PlanSource& plans, const Baseline&
     if (!r.plan.note.empty()) out += "  note: " + r.plan.note + "\n";
     Table rows{{"stage", "algorithm", "group", "bytes in", "bytes moved", "time"}};
     for (const plan::StageCost& s : r.prediction.stages) {
-      rows.push_back({s.label, s.algorithm, std::to_string(s.groupSize), formatBytes(s.bytes),
-                      formatBytes(s.bytesMoved), formatTime(s.us)});
+      rows.push_back({s.label, s.algorithm + (s.wire.empty() ? "" : " (" + s.wire + ")"),
+                      std::to_string(s.groupSize), formatBytes(s.bytes), formatBytes(s.bytesMoved),
+                      formatTime(s.us)});
     }
     rows.push_back({"total", "", "", "", "", formatTime(r.prediction.totalUs)});
     out += formatTable(rows, {true, true}, "  ");
@@ -293,10 +300,9 @@ std::string formatShow(const Target& t, const PlanSource& plans, const Baseline&
         continue;
       }
       const double total = ref.prediction.totalUs;
-      refs.push_back(
-          {ref.key, formatTime(total),
-           r.chosenUs() > 0 ? ratio(total / r.chosenUs()) + " chosen" : "",
-           plan::describePlan(h, ref.plan)});
+      refs.push_back({ref.key, formatTime(total),
+                      r.chosenUs() > 0 ? ratio(total / r.chosenUs()) + " chosen" : "",
+                      plan::describePlan(h, ref.plan)});
     }
     if (!baseline.kind.empty()) {
       refs.push_back({baseline.kind, formatTime(r.baseline.us),

@@ -35,11 +35,13 @@ struct Options {
   std::string format = "text";
   std::string collective = "allreduce";  // show --collective
   BaselineOptions baseline;              // --baseline, --gpu, --cpu
+  std::string compress;                  // --compress ("" = the communicator's or none)
 };
 
 constexpr const char* kTool = "strata-plan";
 // The local reduction rate of GPU ranks (--reduce-gbps' default for them): a GPU combines two
-// vectors while copying them at a good share of its memory bandwidth (1.5-3 TB/s from V100 to H100).
+// vectors while copying them at a good share of its memory bandwidth (1.5-3 TB/s from V100 to
+// H100).
 constexpr double kGpuReduceGBps = 500;
 int fail(const std::string& message) { return toolError(kTool, message); }
 int usageError(const std::string& message) { return tools::usageError(kTool, message); }
@@ -68,6 +70,7 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
   // On GPUs the reduction is fused with the copies at memory speed, far above the host default.
   if (t.gpus && !t.live) p.params.reduceGBps = kGpuReduceGBps;
   if (o.reduceGiven) p.params.reduceGBps = o.reduceGBps;
+  if (!o.compress.empty()) parseWireType(o.compress, &p.params.compress);
   if (!o.planFile.empty()) {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(o.planFile));
     STRATA_ASSIGN_OR_RETURN(
@@ -218,6 +221,11 @@ void addCostOptions(CLI::App* app, Options* o) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->each([o](const std::string&) { o->reduceGiven = true; });
+  app->add_option("--compress", o->compress,
+                  "cost float32 sums compressed to fp16 or bf16 on the stages between hosts, as "
+                  "STRATA_COMPRESS runs them (none, fp16, bf16); with --live the default is the "
+                  "communicator's")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}));
 }
 
 void addBaselineOptions(CLI::App* app, Options* o, const char* fallback) {
