@@ -264,6 +264,7 @@ void addFormatOption(CLI::App* app, Options* o) {
 constexpr const char* kMainFooter = R"(How predictions are made:
 strata's alpha-beta cost model (src/decompose/cost_model.h) prices each stage from its
 level's link (latency and bandwidth); a NIC shared by several GPUs divides its bandwidth.
+NCCL's own cost model (src/decompose/nccl_model.h, NCCL 2.30.7) gives the baseline for GPUs.
 Run `strata-plan SUBCOMMAND --help` for its options and examples.
 
 Examples:
@@ -279,9 +280,12 @@ each stage's label, group size, bytes in, bytes each rank sends and predicted ti
 and the totals of the reference plans: flat-ring (one ring over every rank), passthrough (one
 MPI_Allreduce), two-level (reduce-scatter inside the node, allreduce across, all-gather; on a
 2-level hierarchy this is also BlueConnect's one stage per level) and blueconnect (3 or more
-levels). Under --live with STRATA_PLAN_FILE set, the communicator's rules are shown.
+levels). Under --live with STRATA_PLAN_FILE set, the communicator's rules are shown. With a
+baseline (--baseline; nccl by default where the ranks are GPUs), its time is listed too, and
+where NCCL's choice is predicted faster strata falls back to it: "plan flat: NCCL's ...".
 JSON (--format json): {source, hierarchy, ranks, levels, notes, plan_source, cost_params,
-sizes: [{bytes, plan, rule, stages, total_us, ties, compared}]}.
+baseline, sizes: [{bytes, plan, rule, stages, total_us, ties, compared, baseline: {what, us},
+fallback, chosen_us}]}.
 
 --collective broadcast or reduce prints, per size, the form the planner chooses for that rooted
 collective and its stages, then the other forms' totals: flat (one MPI_Bcast/MPI_Reduce over
@@ -311,19 +315,27 @@ ethernet (eth) or efa. On --intra the lanes are one GPU's links and add up; on -
 are the node's NICs, each of GBps and shared by ceil(GPUS / NICs) GPUs (--nics says the same).
 --topo and --input (with --nodes) work here too.
 
-The table has one row per message size: the predicted time of flat-ring, passthrough,
-two-level (and blueconnect on 3+ levels), the chosen plan's time and name, its speedup over
-the flat ring (flat / chosen) and the share of the flat ring's time it saves
-(1 - chosen / flat), as BlueConnect reports its 192-GPU result.
-JSON (--format json): {..., reference_plans, rows: [{bytes, flat_ring_us, passthrough_us,
-two_level_us, chosen: {name, description, us}, speedup_vs_flat_ring, time_saved_fraction}]}.
+The table has one row per message size: the baseline's time (with --baseline nccl, NCCL's own
+choice by its cost model, and its algorithm/protocol), the predicted time of flat-ring,
+passthrough, two-level (and blueconnect on 3+ levels), strata's best plan, what is chosen and
+its name, its speedup over the baseline (baseline / chosen) and the share of the baseline's
+time it saves (1 - chosen / baseline). Where NCCL's choice is predicted faster, strata falls
+back to NCCL's flat algorithm: the plan column says flat (nccl).
+The baseline defaults to nccl where the ranks are GPUs (--cluster, a topology file's gpu key,
+a node description with GPUs; --gpu and --cpu set NCCL's constants), else flat-ring.
+JSON (--format json): {..., baseline: {kind, description, notes}, reference_plans, rows:
+[{bytes, flat_ring_us, passthrough_us, two_level_us, strata_plan: {name, description, us},
+chosen: {name, description, us}, baseline: {what, us}, fallback, chosen_us,
+speedup_vs_flat_ring, time_saved_fraction, speedup_vs_baseline}]}.
 
 Examples:
   strata-plan simulate --cluster 24x8 --intra nvlink:150 --inter ib:4x25
       BlueConnect's 192 GPUs: 24 nodes of 8 GPUs on NVLink, 4 x 25 GB/s InfiniBand NICs each
   strata-plan simulate --cluster 5x8 --intra pcie:10 --inter ib:6 --inter-latency-us 1.5
       the 40 GPUs of configs/topologies/seed_40gpu.yaml (one 6 GB/s NIC per node)
-  strata-plan simulate --topo configs/topologies/seed_40gpu.yaml --format json)";
+  strata-plan simulate --topo configs/topologies/seed_40gpu.yaml --format json
+  strata-plan simulate --topo configs/topologies/nccl_tests_119_3x8_a100_4hdr.yaml
+      3 nodes of 8 A100 with 4 HDR NICs each (nccl-tests issue 119), against NCCL's choice)";
 
 constexpr const char* kValidateFooter = R"(What it checks:
 It loads the plan file (the STRATA_PLAN_FILE format, src/decompose/plan_file.h) and resolves
