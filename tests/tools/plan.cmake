@@ -20,7 +20,7 @@ set(STRATA_PLAN_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   PYTHON=set:${Python3_EXECUTABLE})
 
 set(STRATA_PLAN_CASES help show_small_vs_large show_seed_flat_ring show_seed_nic_per_gpu
-  show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes simulate_192 simulate_links simulate_nccl show_fallback baseline_kinds validate_configs
+  show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes simulate_192 simulate_links simulate_nccl show_fallback validate_pinned_forms baseline_kinds validate_configs
   validate_broken bad_inputs bad_arguments)
 set(STRATA_PLAN_MPI_CASES live_two_hosts live_plan_file)
 

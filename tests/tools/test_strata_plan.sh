@@ -327,6 +327,27 @@ assert net["name"] == "network" and net["link_sharing"] == 8, net
     has "hierarchy node(8) x network(5) over 40 ranks"
     ;;
 
+  validate_pinned_forms)
+    # A file's pinned reduce-scatter and all-gather forms are listed after its rules.
+    run validate --plan-file "$src/tests/data/plans/pinned_blocks_2x2x2.yaml" \
+      --topo "$topos/2x2x2.yaml"
+    expect_rc 0
+    has "reduce_scatter [0, 64KiB) line 8: flat"
+    has "all_gather [64KiB, inf) line 12: flat"
+    run validate --plan-file "$src/tests/data/plans/pinned_blocks_2x2x2.yaml" \
+      --topo "$topos/2x2x2.yaml" --format json
+    expect_rc 0
+    check_json '
+rs, ag = d["reduce_scatter"], d["all_gather"]
+assert [r["form"] for r in rs] == ["flat", "hierarchical"], rs
+assert [r["form"] for r in ag] == ["hierarchical", "flat"], ag
+assert rs[0]["max_bytes"] == 65536 and rs[1]["max_bytes"] is None, rs
+'
+    run validate --plan-file "$plans/two_level.yaml" --topo "$topos/2x2.yaml" --format json
+    expect_rc 0
+    check_json 'assert d["reduce_scatter"] == [] and d["all_gather"] == []'
+    ;;
+
   simulate_nccl)
     # NCCL's own choice is the baseline where the ranks are GPUs (the file's gpu key).
     run simulate --topo "$topos/nccl_tests_119_3x8_a100_4hdr.yaml" --sizes 8,1M,128M

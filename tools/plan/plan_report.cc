@@ -132,6 +132,11 @@ std::string ruleRange(const plan::PlanRule& rule) {
          plan::detail::sizeText(rule.maxBytes) + ")";
 }
 
+std::string blockRange(const plan::BlockRule& rule) {
+  return "[" + plan::detail::sizeText(rule.minBytes) + ", " +
+         plan::detail::sizeText(rule.maxBytes) + ")";
+}
+
 // {min_bytes, max_bytes (null: no upper end), line}
 nlohmann::json ruleRangeJson(const plan::PlanRule& rule) {
   return {
@@ -451,7 +456,7 @@ nlohmann::json simulateJson(const Target& t, const PlanSource& plans, const Base
 }
 
 std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
-                        const std::string& source) {
+                        const std::string& source, const plan::BlockRules& blocks) {
   std::string out = "OK: " + std::to_string(rules.size()) + " rule" +
                     (rules.size() == 1 ? "" : "s") + " (" + source + " against " + h.describe() +
                     ", " + std::to_string(h.numRanks()) + " ranks)\n";
@@ -464,6 +469,15 @@ std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hi
       if (!s.fabric.empty()) extra += " fabric " + s.fabric;
       if (s.chunkBytes > 0) extra += " chunk_bytes " + plan::detail::sizeText(s.chunkBytes);
       if (!extra.empty()) out += "      " + plan::stageName(h, s) + ":" + extra + "\n";
+    }
+  }
+  for (const auto& [key, list] : {std::pair<const char*, const std::vector<plan::BlockRule>*>{
+                                      "reduce_scatter", &blocks.reduceScatter},
+                                  {"all_gather", &blocks.allGather}}) {
+    for (const plan::BlockRule& b : *list) {
+      out += "  " + std::string(key) + " " + blockRange(b) +
+             (b.line > 0 ? " line " + std::to_string(b.line) : "") + ": " +
+             plan::blockFormName(b.form) + "\n";
     }
   }
   return out;
@@ -488,6 +502,19 @@ nlohmann::json rulesJson(const Target& t, const PlanSource& plans) {
   }
   j["ok"] = true;
   j["rules"] = rules;
+  for (const auto& [key, list] : {std::pair<const char*, const std::vector<plan::BlockRule>*>{
+                                      "reduce_scatter", &plans.blocks.reduceScatter},
+                                  {"all_gather", &plans.blocks.allGather}}) {
+    nlohmann::json forms = nlohmann::json::array();
+    for (const plan::BlockRule& b : *list) {
+      forms.push_back(
+          {{"min_bytes", b.minBytes},
+           {"max_bytes", b.maxBytes == SIZE_MAX ? nlohmann::json() : nlohmann::json(b.maxBytes)},
+           {"line", b.line},
+           {"form", plan::blockFormName(b.form)}});
+    }
+    j[key] = forms;
+  }
   return j;
 }
 

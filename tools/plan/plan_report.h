@@ -43,7 +43,8 @@ struct SizeReport {
 // Where the plans come from: the planner (rules empty) or resolved plan-file rules.
 struct PlanSource {
   std::vector<plan::PlanRule> rules;
-  std::string name;  // "the planner (cost model)", "plan file x.yaml"
+  plan::BlockRules blocks;  // a plan file's pinned reduce-scatter and all-gather forms
+  std::string name;         // "the planner (cost model)", "plan file x.yaml"
   plan::CostParams params;
 };
 
@@ -81,7 +82,7 @@ nlohmann::json headerJson(const Target& t, const PlanSource& plans);
 
 // `validate`: "OK: N rules", then each rule's range, line and stages.
 std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hierarchy& h,
-                        const std::string& source);
+                        const std::string& source, const plan::BlockRules& blocks = {});
 // The same as JSON: {source, hierarchy, ranks, levels, notes, plan_source, ok: true, rules:
 // [{min_bytes, max_bytes (null: no upper end), line, plan: {name, description}, stages: [{level,
 // fabric (null: the level's default), chunk_bytes (0: the default)}]}]}.

@@ -73,8 +73,8 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
   if (!o.compress.empty()) parseWireType(o.compress, &p.params.compress);
   if (!o.planFile.empty()) {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(o.planFile));
-    STRATA_ASSIGN_OR_RETURN(
-        p.rules, plan::resolvePlanFile(file, t.hierarchy, fabric::fabricNames(), o.planFile));
+    STRATA_ASSIGN_OR_RETURN(p.rules, plan::resolvePlanFile(file, t.hierarchy, fabric::fabricNames(),
+                                                           o.planFile, &p.blocks));
     p.name = "plan file " + o.planFile;
   } else if (t.live && !t.commRules.empty()) {
     p.rules = t.commRules;
@@ -118,7 +118,8 @@ int report(Command cmd, const Options& o, const Target& t, const std::vector<siz
     if (o.format == "json") {
       std::cout << rulesJson(t, plans.value()).dump(2) << "\n";
     } else {
-      std::cout << formatRules(plans.value().rules, t.hierarchy, plans.value().name);
+      std::cout << formatRules(plans.value().rules, t.hierarchy, plans.value().name,
+                               plans.value().blocks);
     }
     std::cout.flush();
     return 0;
@@ -344,7 +345,9 @@ rules that tile [0, inf). It prints "OK: N rules" and each rule's range, line an
 the problem as "plan file FILE:LINE: problem" (on stderr) and exits 1.
 JSON (--format json): {source, hierarchy, ranks, levels, notes, plan_source, ok: true, rules:
 [{min_bytes, max_bytes, line, plan: {name, description}, stages: [{level, fabric,
-chunk_bytes}]}]}; a file that does not fit prints {ok: false, error} and exits 1.
+chunk_bytes}]}], reduce_scatter, all_gather: [{min_bytes, max_bytes, line, form}]} (the
+file's pinned forms, also listed after the rules as text); a file that does not fit prints
+{ok: false, error} and exits 1.
 
 Examples:
   strata-plan validate --plan-file configs/plans/two_level.yaml \
