@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_fixtures.h"
 #include "decompose/blocks_cost.h"
 #include "decompose/planner.h"
 #include "topology/hierarchy.h"
@@ -18,17 +19,10 @@ using topo::Level;
 using topo::LinkKind;
 using topo::LinkModel;
 
-LinkModel link(LinkKind kind, double gbps, double us) { return LinkModel{kind, gbps, us, "test"}; }
-
+using test::link;
 // 2 nodes of 2 ranks on mpi: node at 10 GB/s and 1 us (beta 1e-4 us/B), network at 1 GB/s and
 // 10 us (beta 1e-3), `sharing` ranks of a node per NIC.
-Hierarchy twoByTwo(int sharing = 1) {
-  auto h = Hierarchy::regular({Level("node", "mpi", link(LinkKind::kPcie, 10, 1)),
-                               Level("network", "mpi", link(LinkKind::kEthernet, 1, 10), sharing)},
-                              {2, 2});
-  REQUIRE(h.isOk());
-  return h.value();
-}
+using test::twoByTwo;
 
 // 2 hosts of 4 ranks, both links 10 GB/s and 1 us, one NIC per host (the 4 ranks share it): the
 // network is as fast as the inside of a host.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_fixtures.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "topology/hierarchy.h"
@@ -12,15 +13,8 @@
 namespace strata::plan {
 namespace {
 
-// node: PCIe 10 GB/s, 1 us (beta 1e-4 us/B); network: InfiniBand 1 GB/s, 10 us (beta 1e-3).
-topo::Hierarchy twoByTwo() {
-  auto h = topo::Hierarchy::regular(
-      {topo::Level("node", "mpi", topo::LinkModel{topo::LinkKind::kPcie, 10, 1, "test"}),
-       topo::Level("network", "mpi", topo::LinkModel{topo::LinkKind::kInfiniband, 1, 10, "test"})},
-      {2, 2});
-  REQUIRE(h.isOk());
-  return h.value();
-}
+// node: PCIe 10 GB/s, 1 us (beta 1e-4 us/B); network: Ethernet 1 GB/s, 10 us (beta 1e-3).
+using test::twoByTwo;
 
 Plan twoLevel() {
   Plan p;

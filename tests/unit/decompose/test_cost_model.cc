@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_fixtures.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/planner.h"
@@ -19,13 +20,8 @@ using topo::Level;
 using topo::LinkKind;
 using topo::LinkModel;
 
-LinkModel link(LinkKind kind, double gbps, double us) { return LinkModel{kind, gbps, us, "test"}; }
-
-Hierarchy regular(std::vector<Level> levels, const std::vector<int>& sizes) {
-  auto h = Hierarchy::regular(std::move(levels), sizes);
-  REQUIRE(h.isOk());
-  return h.value();
-}
+using test::link;
+using test::regular;
 
 Stage stage(std::vector<int> levels, Algorithm algorithm = Algorithm::kAuto) {
   Stage s;

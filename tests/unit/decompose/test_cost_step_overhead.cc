@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_fixtures.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/planner.h"
@@ -18,14 +19,8 @@ using topo::Level;
 using topo::LinkKind;
 using topo::LinkModel;
 
-Hierarchy twoByTwo() {
-  auto h =
-      Hierarchy::regular({Level("node", "mpi", LinkModel{LinkKind::kPcie, 10, 2.0, "test"}),
-                          Level("network", "mpi", LinkModel{LinkKind::kEthernet, 1, 20.0, "test"})},
-                         {2, 2});
-  REQUIRE(h.isOk());
-  return h.value();
-}
+// node: 10 GB/s and 2 us; network: 1 GB/s and 20 us.
+Hierarchy twoByTwo() { return test::twoByTwo(1, 10, 2.0, 1, 20.0); }
 
 Plan staged(std::vector<std::vector<int>> levels, Algorithm top = Algorithm::kRing) {
   Plan p;

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_fixtures.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/planner.h"
@@ -20,14 +21,7 @@ using topo::LinkModel;
 
 // 2 hosts x 2 ranks: 10 GB/s and 1 us inside a host (1e4 bytes per us), 1 GB/s and 10 us
 // between hosts; the local reduction is not costed, so the numbers below are bytes and alphas.
-Hierarchy twoByTwo() {
-  auto h =
-      Hierarchy::regular({Level("node", "mpi", LinkModel{LinkKind::kPcie, 10, 1, "test"}),
-                          Level("network", "mpi", LinkModel{LinkKind::kEthernet, 1, 10, "test"})},
-                         {2, 2});
-  REQUIRE(h.isOk());
-  return h.value();
-}
+Hierarchy twoByTwo() { return test::twoByTwo(); }
 
 CostParams noReduce() {
   CostParams p;

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_fixtures.h"
 #include "decompose/rooted_cost.h"
 #include "topology/hierarchy.h"
 
@@ -16,17 +17,10 @@ using topo::Level;
 using topo::LinkKind;
 using topo::LinkModel;
 
-LinkModel link(LinkKind kind, double gbps, double us) { return LinkModel{kind, gbps, us, "test"}; }
-
+using test::link;
 // 2 nodes of 2 ranks: node at 10 GB/s and 1 us (beta 1e-4 us/B), network at 1 GB/s and 10 us
 // (beta 1e-3), `sharing` ranks of a node per NIC.
-Hierarchy twoByTwo(int sharing = 1) {
-  auto h = Hierarchy::regular({Level("node", "mpi", link(LinkKind::kPcie, 10, 1)),
-                               Level("network", "mpi", link(LinkKind::kEthernet, 1, 10), sharing)},
-                              {2, 2});
-  REQUIRE(h.isOk());
-  return h.value();
-}
+using test::twoByTwo;
 
 CostParams gamma5() {
   CostParams p;

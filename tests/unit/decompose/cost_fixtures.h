@@ -1,0 +1,36 @@
+// Hierarchies the cost-model tests share (test_cost_model.cc, test_pipeline_cost.cc,
+// test_rooted_cost.cc, test_blocks_cost.cc, test_cost_step_overhead.cc, test_compress_cost.cc):
+// links given by hand, so each test's arithmetic can be worked from the numbers here.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <utility>
+#include <vector>
+
+#include "topology/hierarchy.h"
+
+namespace strata::plan::test {
+
+inline topo::LinkModel link(topo::LinkKind kind, double gbps, double us) {
+  return topo::LinkModel{kind, gbps, us, "test"};
+}
+
+inline topo::Hierarchy regular(std::vector<topo::Level> levels, const std::vector<int>& sizes) {
+  auto h = topo::Hierarchy::regular(std::move(levels), sizes);
+  REQUIRE(h.isOk());
+  return h.value();
+}
+
+// 2 hosts of 2 ranks on mpi: "node" over PCIe at nodeGBps and nodeUs, "network" over Ethernet
+// at netGBps and netUs, `sharing` ranks of a host per NIC. The defaults, 10 GB/s and 1 us
+// (beta 1e-4 us/B) inside a host and 1 GB/s and 10 us (beta 1e-3) between hosts, are what most
+// cases work with.
+inline topo::Hierarchy twoByTwo(int sharing = 1, double nodeGBps = 10, double nodeUs = 1,
+                                double netGBps = 1, double netUs = 10) {
+  return regular(
+      {topo::Level("node", "mpi", link(topo::LinkKind::kPcie, nodeGBps, nodeUs)),
+       topo::Level("network", "mpi", link(topo::LinkKind::kEthernet, netGBps, netUs), sharing)},
+      {2, 2});
+}
+
+}  // namespace strata::plan::test
