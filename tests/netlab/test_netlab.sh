@@ -33,18 +33,8 @@ fail() {
   exit 1
 }
 
-# Only trying tells: root in a container may lack CAP_SYS_ADMIN (namespaces) or CAP_NET_ADMIN
-# (links), or /run/netns may be read-only.
-command -v ip >/dev/null || skip "no 'ip' command (iproute2)"
-probe="nlt-probe-$$"
-if ! err=$(ip netns add "$probe" 2>&1); then
-  skip "cannot create network namespaces here: $err"
-fi
-if ! err=$(ip -n "$probe" link add pa type veth peer name pb 2>&1); then
-  ip netns del "$probe"
-  skip "cannot create veth links in a network namespace here: $err"
-fi
-ip netns del "$probe"
+source "$(dirname "${BASH_SOURCE[0]}")/netlab_probe.sh"
+netlab_probe_or_skip
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/netlab-test.XXXXXX")
 out=$work/out
