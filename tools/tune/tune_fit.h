@@ -11,10 +11,14 @@
 // linear model (exact finite differences), solve a non-negative least-squares problem for the
 // parameters on it (Lawson-Hanson), keep the step if the true model's error went down (else
 // halve it), repeat. Residuals are relative, (predicted - measured) / measured, so a 4 MiB call
-// counts as much as a 4 KiB one. A weak pull towards the start (ping-pong values, no overhead)
-// settles the directions the timings cannot tell apart (the overhead and the alphas are added
-// together in every step) and keeps a level whose stages were never timed where it was. Pure
-// code: no MPI.
+// counts as much as a 4 KiB one. A weak pull towards the start (the ping-pong values and the
+// given params.stepOverheadUs, 0 in strata-tune) settles the directions the timings cannot tell
+// apart (the overhead and the alphas are added together in every step) and keeps a level whose
+// stages were never timed where it was.
+// Limit: a stage over several levels is costed at its slowest link, so when the timings rank two
+// levels' bandwidths the other way round from the start, the fit can stop at the switch-over, a
+// local minimum (tests/unit/tools/test_tune_fit.cc describes a case). strata-tune reports the
+// fitted model's error, and picks plans by measurement, not by the fit. Pure code: no MPI.
 #pragma once
 
 #include <string>
