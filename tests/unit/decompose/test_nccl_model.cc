@@ -215,7 +215,7 @@ TEST_CASE("nccl model: published nccl-tests figures", "[nccl_model]") {
   }
   SECTION("#169, 2 x 8 A100, 8 x 100G RoCE: the ring's 96 GB/s against about 100") {
     const System s = publishedSystem("nccl_tests_169_2x8_a100_8roce.yaml", Gpu::kAmpere);
-    const Option& ring = option(options(s, Func::kAllReduce), Algo::kRing, Proto::kSimple);
+    const Option ring = option(options(s, Func::kAllReduce), Algo::kRing, Proto::kSimple);
     for (double b : {1073741824.0, 8589934592.0}) {
       const double bus =
           busBandwidthGBps(Func::kAllReduce, s.ranks, b, timeUs(s, Func::kAllReduce, ring, b));
@@ -241,7 +241,7 @@ TEST_CASE("nccl model: published nccl-tests figures", "[nccl_model]") {
   }
   SECTION("#22, 2 x 8 V100, one 100 Gb/s EFA: ring 268 ms (documented exception)") {
     const System s = publishedSystem("nccl_tests_22_2x8_v100_efa.yaml", Gpu::kVolta);
-    const Option& ring = option(options(s, Func::kAllReduce), Algo::kRing, Proto::kSimple);
+    const Option ring = option(options(s, Func::kAllReduce), Algo::kRing, Proto::kSimple);
     // One channel of 12 GB/s: 1e9 B / (12 x 16/30 GB/s) = 156.25 ms, plus 1.9 x 131.6 us.
     const double us = timeUs(s, Func::kAllReduce, ring, 1e9);
     CHECK(us == Approx(1.9 * (8.4 + 28 * 3.4 + 2 * 14.0) + 1e9 / (1000 * 12.0 * 16 / 30)));
