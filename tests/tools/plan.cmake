@@ -5,7 +5,8 @@
 #                              broadcast's and reduce's forms (--collective); simulate of
 #                              BlueConnect's 24x8 cluster; validate of configs/plans/*.yaml and of
 #                              broken files; bad arguments; --live under mpiexec with two
-#                              emulated hosts
+#                              emulated hosts; test_strata_plan_baseline.sh <case>: simulate
+#                              and show against NCCL's choice and the other baselines
 #
 # Cases that start mpiexec are labelled mpi as well and run serially, as tests/mpi's do; the
 # others are unit tests.
@@ -20,9 +21,19 @@ set(STRATA_PLAN_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   PYTHON=set:${Python3_EXECUTABLE})
 
 set(STRATA_PLAN_CASES help show_small_vs_large show_seed_flat_ring show_seed_nic_per_gpu
-  show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes simulate_192 simulate_links simulate_nccl show_fallback validate_pinned_forms baseline_kinds validate_configs
+  show_collective_broadcast show_collective_reduce show_plan_file show_input show_sizes
+  simulate_192 simulate_links validate_pinned_forms validate_configs
   validate_broken bad_inputs bad_arguments)
 set(STRATA_PLAN_MPI_CASES live_two_hosts live_plan_file)
+
+# tools.strata_plan.<case> of test_strata_plan_baseline.sh: simulate and show against NCCL's
+# choice, the fallback to it, and the other baselines.
+foreach(case IN ITEMS simulate_nccl show_fallback baseline_kinds)
+  add_test(NAME tools.strata_plan.${case}
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_plan_baseline.sh ${case})
+  set_tests_properties(tools.strata_plan.${case} PROPERTIES
+    ENVIRONMENT_MODIFICATION "${STRATA_PLAN_TEST_ENV}" LABELS "tools;unit" TIMEOUT 120)
+endforeach()
 
 foreach(case IN LISTS STRATA_PLAN_CASES STRATA_PLAN_MPI_CASES)
   add_test(NAME tools.strata_plan.${case}
