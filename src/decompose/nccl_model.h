@@ -31,6 +31,8 @@
 // doubling of the channels at half speed when the speed is >= 25 GB/s. On 2 nodes the tree's
 // intra-node speed rises to twice the network's, as NCCL's second search pass does.
 //
+// The tree is NCCL's balanced tree (no 0.85 factor of its simple-tree fallback), and the ring's
+// plateau counts the ring's channels for the communicator's.
 // Not modelled: CollNet (switch reduction, SHARP) and NVLS (NVLink SHARP, Hopper NVSwitch
 // systems), which need hardware the topology does not describe; NCCL's tuner plugins; the
 // network plugin's own latency (0 for NCCL's IB and socket transports); more than one
