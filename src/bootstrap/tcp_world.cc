@@ -12,7 +12,6 @@
 namespace strata::boot {
 namespace {
 
-
 std::string rankName(int r) { return "rank " + std::to_string(r); }
 
 }  // namespace
@@ -28,8 +27,8 @@ StatusOr<std::shared_ptr<TcpWorld>> TcpWorld::join(const UniqueId& id, int rank,
     net::SockAddr root = id.root;
     const Status st = startRoot(&root, id.secret);
     if (!st.isOk()) {
-      return Status(st.code(), "STRATA_COMM_ID=" + id.root.str() + ": rank 0 runs the root: " +
-                                   st.message());
+      return Status(st.code(),
+                    "STRATA_COMM_ID=" + id.root.str() + ": rank 0 runs the root: " + st.message());
     }
   }
   STRATA_RETURN_IF_ERROR(w->registerWithRoot(id));
@@ -58,7 +57,8 @@ Status TcpWorld::registerWithRoot(const UniqueId& id) {
   hello.rank = rank_;
   hello.nranks = size_;
   const wire::AddrWire mine = wire::toWire(listenAddr_);
-  STRATA_RETURN_IF_ERROR(net::writeAll(fd.get(), &hello, sizeof(hello), "registering with " + what));
+  STRATA_RETURN_IF_ERROR(
+      net::writeAll(fd.get(), &hello, sizeof(hello), "registering with " + what));
   STRATA_RETURN_IF_ERROR(net::writeAll(fd.get(), &mine, sizeof(mine), "registering with " + what));
   wire::ReplyHeader h;
   STRATA_RETURN_IF_ERROR(
@@ -127,8 +127,8 @@ Status TcpWorld::exchange(const std::vector<Send>& sends, const std::vector<Recv
       if (it != mailbox_.end() && !it->second.empty()) continue;
       have = false;
       if (!gone_[r.from].empty()) {
-        return Status(Code::kRemoteError, what + ": waiting for " + rankName(r.from) + ": " +
-                                              gone_[r.from]);
+        return Status(Code::kRemoteError,
+                      what + ": waiting for " + rankName(r.from) + ": " + gone_[r.from]);
       }
     }
     for (const Send& s : sends) {
@@ -146,8 +146,8 @@ Status TcpWorld::exchange(const std::vector<Send>& sends, const std::vector<Recv
         auto it = mailbox_.find(Key{r.group, r.from, r.tag});
         if (it == mailbox_.end() || it->second.empty()) waiting += " " + std::to_string(r.from);
       }
-      return deadline::expiredError(what + (waiting.empty() ? " (sending)"
-                                                            : " waiting for rank(s)" + waiting));
+      return deadline::expiredError(
+          what + (waiting.empty() ? " (sending)" : " waiting for rank(s)" + waiting));
     }
     // Let another bootstrap of this world drive the sockets between rounds.
     lock.unlock();
@@ -196,6 +196,7 @@ Status TcpWorld::pollOnce(int ms) {
   const int n = ::poll(fds.data(), fds.size(), ms);
   if (n < 0 && errno != EINTR) return systemError(std::string("poll: ") + std::strerror(errno));
   std::vector<size_t> readyPending;
+  std::vector<int> closedTo;  // peers whose connection we write to was closed by them
   for (size_t i = 0; n > 0 && i < fds.size(); ++i) {
     if (fds[i].revents == 0) continue;
     const int w = who[i];
@@ -213,7 +214,7 @@ Status TcpWorld::pollOnce(int ms) {
         char probe;
         StatusOr<size_t> got = net::readSome(c.fd.get(), &probe, 1);
         if (!got.isOk()) {
-          lose(p, "its connection closed (it exited, aborted or destroyed the communicator)");
+          closedTo.push_back(p);
           continue;
         }
       }
@@ -234,11 +235,27 @@ Status TcpWorld::pollOnce(int ms) {
   }
   // Backwards: readPending removes entries.
   for (size_t k = readyPending.size(); k-- > 0;) readPending(readyPending[k]);
+  // A peer that closed its connections may have sent its last frames, before it left, over its
+  // connection to us that is still being set up (not yet accepted, or its hello not yet read):
+  // read what is there first, so that everything it sent before leaving still counts, and only
+  // then call it lost (a peer that left after our message reached it did nothing wrong).
+  if (!closedTo.empty()) {
+    acceptAll();
+    for (size_t k = pending_.size(); k-- > 0;) readPending(k);
+    for (int p : closedTo) {
+      if (from_[p].fd.valid()) readFrom(p);
+      if (gone_[p].empty()) {
+        lose(p, "its connection closed (it exited, aborted or destroyed the communicator)");
+      }
+    }
+  }
   const double now = wire::nowSeconds();
   for (size_t k = pending_.size(); k-- > 0;) {
     if (now - pending_[k].since <= wire::kHelloSeconds) continue;
-    STRATA_WARN(kSubsysInit, "tcp bootstrap (rank %d): dropped a connection from %s: no hello in "
-                "30 s", rank_, pending_[k].peer.str().c_str());
+    STRATA_WARN(kSubsysInit,
+                "tcp bootstrap (rank %d): dropped a connection from %s: no hello in "
+                "30 s",
+                rank_, pending_[k].peer.str().c_str());
     pending_.erase(pending_.begin() + static_cast<long>(k));
   }
   return Status::ok();
@@ -307,7 +324,8 @@ void TcpWorld::readFrom(int peer) {
     at += sizeof(h) + h.bytes;
   }
   c.in.erase(c.in.begin(), c.in.begin() + static_cast<long>(at));
-  if (closed) lose(peer, "its connection closed (it exited, aborted or destroyed the communicator)");
+  if (closed)
+    lose(peer, "its connection closed (it exited, aborted or destroyed the communicator)");
 }
 
 void TcpWorld::lose(int peer, const std::string& why) {

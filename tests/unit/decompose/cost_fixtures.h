@@ -1,12 +1,15 @@
 // Hierarchies the cost-model tests share (test_cost_model.cc, test_pipeline_cost.cc,
 // test_rooted_cost.cc, test_blocks_cost.cc, test_cost_step_overhead.cc, test_compress_cost.cc):
-// links given by hand, so each test's arithmetic can be worked from the numbers here.
+// links given by hand, so each test's arithmetic can be worked from the numbers here, and the
+// small helpers they use.
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "decompose/cost_model.h"
 #include "topology/hierarchy.h"
 
 namespace strata::plan::test {
@@ -31,6 +34,20 @@ inline topo::Hierarchy twoByTwo(int sharing = 1, double nodeGBps = 10, double no
       {topo::Level("node", "mpi", link(topo::LinkKind::kPcie, nodeGBps, nodeUs)),
        topo::Level("network", "mpi", link(topo::LinkKind::kEthernet, netGBps, netUs), sharing)},
       {2, 2});
+}
+
+// The local reduction at 5 GB/s: 2e-4 us per combined byte.
+inline CostParams gamma5() {
+  CostParams p;
+  p.reduceGBps = 5;
+  return p;
+}
+
+// A prediction's stage labels, in order.
+inline std::vector<std::string> labels(const Prediction& p) {
+  std::vector<std::string> out;
+  for (const StageCost& s : p.stages) out.push_back(s.label);
+  return out;
 }
 
 }  // namespace strata::plan::test

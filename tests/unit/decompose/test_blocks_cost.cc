@@ -34,17 +34,8 @@ Hierarchy fourByTwoOneNic() {
   return h.value();
 }
 
-CostParams gamma5() {
-  CostParams p;
-  p.reduceGBps = 5;  // 2e-4 us per combined byte
-  return p;
-}
-
-std::vector<std::string> labels(const Prediction& p) {
-  std::vector<std::string> out;
-  for (const StageCost& s : p.stages) out.push_back(s.label);
-  return out;
-}
+using test::gamma5;
+using test::labels;
 
 using Labels = std::vector<std::string>;
 constexpr Collective kRs = Collective::kReduceScatter;

@@ -22,17 +22,8 @@ using test::link;
 // (beta 1e-3), `sharing` ranks of a node per NIC.
 using test::twoByTwo;
 
-CostParams gamma5() {
-  CostParams p;
-  p.reduceGBps = 5;  // 2e-4 us per combined byte
-  return p;
-}
-
-std::vector<std::string> labels(const Prediction& p) {
-  std::vector<std::string> out;
-  for (const StageCost& s : p.stages) out.push_back(s.label);
-  return out;
-}
+using test::gamma5;
+using test::labels;
 
 using Labels = std::vector<std::string>;
 
