@@ -325,11 +325,7 @@ bool stageCrossesHosts(const topo::Hierarchy& h, const Stage& s) {
     kindsKnown = kindsKnown || h.level(l).link.kind != topo::LinkKind::kUnknown;
   }
   for (int l : s.levels) {
-    const topo::LinkKind k = h.level(l).link.kind;
-    if (k == topo::LinkKind::kInfiniband || k == topo::LinkKind::kRoce ||
-        k == topo::LinkKind::kEthernet || k == topo::LinkKind::kEfa) {
-      return true;
-    }
+    if (topo::isNetworkLink(h.level(l).link.kind)) return true;
     if (!kindsKnown && h.numLevels() > 1 && l == h.numLevels() - 1) return true;
   }
   return false;

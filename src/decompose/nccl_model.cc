@@ -234,9 +234,7 @@ StatusOr<Hardware> hardwareOf(const topo::Hierarchy& h, Gpu gpu, Cpu cpu) {
   int top = -1;
   for (int l = 0; l < h.numLevels(); ++l) {
     const topo::LinkModel& link = h.level(l).link;
-    const bool net = link.kind == topo::LinkKind::kInfiniband ||
-                     link.kind == topo::LinkKind::kRoce || link.kind == topo::LinkKind::kEthernet ||
-                     link.kind == topo::LinkKind::kEfa;
+    const bool net = topo::isNetworkLink(link.kind);
     const int width = h.width(l);
     if (!(link.bandwidthGBps > 0) && width > 1) {
       return invalidArgument("NCCL's model needs the bandwidth of level '" + h.level(l).name +

@@ -38,6 +38,11 @@ const char* linkKindName(LinkKind kind) {
 
 // Case-insensitive, since people write "NVLink" and "PCIe" by hand in topology files; the two
 // short names people use for networks ("ib", "tcp") are accepted too, and never written.
+bool isNetworkLink(LinkKind kind) {
+  return kind == LinkKind::kInfiniband || kind == LinkKind::kRoce || kind == LinkKind::kEthernet ||
+         kind == LinkKind::kEfa;
+}
+
 bool parseLinkKind(const std::string& name, LinkKind* kind) {
   const std::string lowered = lower(name);
   for (const KindName& entry : kKindNames) {

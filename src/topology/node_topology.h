@@ -29,6 +29,8 @@ enum class LinkKind {
 
 const char* linkKindName(LinkKind kind);  // "nvlink", "pcie", "smp", "infiniband", ...
 bool parseLinkKind(const std::string& name, LinkKind* kind);
+// Whether `kind` is a network between hosts: infiniband, roce, ethernet or efa.
+bool isNetworkLink(LinkKind kind);
 // Sorted OS indices as nvidia-smi and the kernel write CPU lists: "0-23,48-71"; "" for none.
 std::string formatCpuList(const std::vector<int>& sorted);
 

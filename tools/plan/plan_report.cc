@@ -127,18 +127,16 @@ const Reference* findReference(const SizeReport& r, const std::string& key) {
   return nullptr;
 }
 
-std::string ruleRange(const plan::PlanRule& rule) {
-  return "[" + plan::detail::sizeText(rule.minBytes) + ", " +
-         plan::detail::sizeText(rule.maxBytes) + ")";
-}
-
-std::string blockRange(const plan::BlockRule& rule) {
+// A plan rule's or a form rule's (plan::PlanRule, plan::BlockRule) size range, "[64KiB, inf)".
+template <typename Rule>
+std::string ruleRange(const Rule& rule) {
   return "[" + plan::detail::sizeText(rule.minBytes) + ", " +
          plan::detail::sizeText(rule.maxBytes) + ")";
 }
 
 // {min_bytes, max_bytes (null: no upper end), line}
-nlohmann::json ruleRangeJson(const plan::PlanRule& rule) {
+template <typename Rule>
+nlohmann::json ruleRangeJson(const Rule& rule) {
   return {
       {"min_bytes", rule.minBytes},
       {"max_bytes", rule.maxBytes == SIZE_MAX ? nlohmann::json() : nlohmann::json(rule.maxBytes)},
@@ -475,7 +473,7 @@ std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hi
                                       "reduce_scatter", &blocks.reduceScatter},
                                   {"all_gather", &blocks.allGather}}) {
     for (const plan::BlockRule& b : *list) {
-      out += "  " + std::string(key) + " " + blockRange(b) +
+      out += "  " + std::string(key) + " " + ruleRange(b) +
              (b.line > 0 ? " line " + std::to_string(b.line) : "") + ": " +
              plan::blockFormName(b.form) + "\n";
     }
@@ -507,11 +505,9 @@ nlohmann::json rulesJson(const Target& t, const PlanSource& plans) {
                                   {"all_gather", &plans.blocks.allGather}}) {
     nlohmann::json forms = nlohmann::json::array();
     for (const plan::BlockRule& b : *list) {
-      forms.push_back(
-          {{"min_bytes", b.minBytes},
-           {"max_bytes", b.maxBytes == SIZE_MAX ? nlohmann::json() : nlohmann::json(b.maxBytes)},
-           {"line", b.line},
-           {"form", plan::blockFormName(b.form)}});
+      nlohmann::json f = ruleRangeJson(b);
+      f["form"] = plan::blockFormName(b.form);
+      forms.push_back(std::move(f));
     }
     j[key] = forms;
   }
