@@ -15,10 +15,13 @@
 // given params.stepOverheadUs, 0 in strata-tune) settles the directions the timings cannot tell
 // apart (the overhead and the alphas are added together in every step) and keeps a level whose
 // stages were never timed where it was.
-// Limit: a stage over several levels is costed at its slowest link, so when the timings rank two
-// levels' bandwidths the other way round from the start, the fit can stop at the switch-over, a
-// local minimum (tests/unit/tools/test_tune_fit.cc describes a case). strata-tune reports the
-// fitted model's error, and picks plans by measurement, not by the fit. Pure code: no MPI.
+// Local minima: a stage over several levels is costed at its slowest link, so when the timings
+// rank two levels' bandwidths the other way round from ping-pong, a descent from ping-pong stops
+// at the switch-over. So the fit also descends from a start per pair of levels with those two
+// bandwidths swapped and keeps the lowest objective (tests/unit/tools/test_tune_fit.cc has the
+// case). Orders that differ from ping-pong in more than one swap (three levels in reverse) are
+// not started from. strata-tune reports the fitted model's error, and picks plans by
+// measurement, not by the fit. Pure code: no MPI.
 #pragma once
 
 #include <string>
@@ -56,7 +59,8 @@ struct FitResult {
   double rmsAfter = 0;      // the same, fitted
   double worstBefore = 0;   // largest |predicted / measured - 1|, start
   double worstAfter = 0;    // the same, fitted
-  int iterations = 0;
+  int iterations = 0;       // of the descent that won
+  int starts = 0;           // descents run: the ping-pong start, then one per pair of levels
 };
 
 // The relative errors (predicted / measured - 1) of `points` under h and params.
