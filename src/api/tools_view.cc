@@ -17,6 +17,7 @@ class CommToolsView final : public core::ToolsView {
   const topo::Hierarchy& hierarchy() const override { return c_.hierarchy(); }
   const std::string& hierarchySource() const override { return c_.hierarchySource(); }
   const std::vector<plan::PlanRule>& planRules() const override { return c_.plans().rules(); }
+  const plan::BlockRules& blockRules() const override { return c_.plans().blockRules(); }
   const std::string& planSource() const override { return c_.plans().source(); }
   const plan::CostParams& costParams() const override { return c_.costParams(); }
   boot::Bootstrap& bootstrap() override { return c_.bootstrap(); }

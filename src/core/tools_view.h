@@ -31,6 +31,8 @@ class ToolsView {
   // Where the hierarchy came from: "detected: ...", a topology file, ...
   virtual const std::string& hierarchySource() const = 0;
   virtual const std::vector<plan::PlanRule>& planRules() const = 0;  // empty: no plan file
+  // The plan file's pinned reduce-scatter and all-gather forms (empty lists: the planner's).
+  virtual const plan::BlockRules& blockRules() const = 0;
   virtual const std::string& planSource() const = 0;
   virtual const plan::CostParams& costParams() const = 0;
 

@@ -67,7 +67,7 @@ std::string formatSimulate(const Target& t, const PlanSource& plans, const Basel
 nlohmann::json simulateJson(const Target& t, const PlanSource& plans, const Baseline& baseline,
                             const std::vector<SizeReport>& reports);
 
-// Pieces the report formats share (plan_report.cc, plan_rooted.cc).
+// Pieces the report formats share (plan_report.cc, plan_forms.cc).
 using Table = std::vector<std::vector<std::string>>;
 // Rows padded to each column's widest cell; columns in `left` are left-aligned, the others (the
 // numbers) right-aligned. Every line starts with `indent`.

@@ -163,6 +163,7 @@ Target LiveJob::target() const {
              " of MPI_COMM_WORLD, " + impl->hierarchySource();
   t.live = true;
   t.commRules = impl->planRules();
+  t.commBlocks = impl->blockRules();
   t.commPlanSource = impl->planSource();
   t.commParams = impl->costParams();
   noteUnknownLinks(&t);

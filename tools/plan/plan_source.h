@@ -39,6 +39,7 @@ struct Target {
   // --live only: what the communicator itself runs with (STRATA_PLAN_FILE, cost parameters).
   bool live = false;
   std::vector<plan::PlanRule> commRules;
+  plan::BlockRules commBlocks;  // the file's pinned reduce-scatter and all-gather forms
   std::string commPlanSource;
   plan::CostParams commParams;
 };

@@ -1,8 +1,9 @@
 // strata-plan: which allreduce plan strata runs for each message size, and what the cost model
 // predicts for it, on a hierarchy from a topology file, a saved node description, a cluster
-// given in shorthand, or this mpirun job (show; with --collective broadcast or reduce, the form
-// of that rooted collective instead); the same as a table against the flat ring for clusters
-// that are not here (simulate); and whether a plan file fits a hierarchy (validate).
+// given in shorthand, or this mpirun job (show; with --collective broadcast, reduce,
+// reducescatter or allgather, that collective's form instead); the same as a table against the flat
+// ring for clusters that are not here (simulate); and whether a plan file fits a hierarchy
+// (validate).
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -16,8 +17,8 @@
 #include "decompose/plan_file.h"
 #include "fabrics/registry.h"
 #include "plan_args.h"
+#include "plan_forms.h"
 #include "plan_report.h"
-#include "plan_rooted.h"
 #include "plan_source.h"
 #include "tool_cli.h"
 #include "tool_main.h"
@@ -78,6 +79,7 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
     p.name = "plan file " + o.planFile;
   } else if (t.live && !t.commRules.empty()) {
     p.rules = t.commRules;
+    p.blocks = t.commBlocks;
     p.name = t.commPlanSource;
   } else {
     p.name = "the planner's choice (cost model)";
@@ -87,16 +89,26 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
 
 enum class Command { kShow, kSimulate, kValidate };
 
-// show --collective broadcast|reduce: the rooted form per size instead of the allreduce plan.
-int reportRooted(const Options& o, const Target& t, const std::vector<size_t>& sizes,
-                 PlanSource plans) {
-  const Collective coll = o.collective == "reduce" ? Collective::kReduce : Collective::kBroadcast;
-  plans.name = "the planner's choice (cost model)";  // plan files hold allreduce plans only
-  const std::vector<RootedReport> reports = evaluateRooted(t.hierarchy, coll, sizes, plans.params);
+// --collective's name: allreduce, broadcast, reduce, reducescatter or allgather.
+Collective collectiveOf(const std::string& name) {
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce, Collective::kReduceScatter,
+                       Collective::kAllGather}) {
+    if (name == collectiveName(c)) return c;
+  }
+  return Collective::kAllReduce;
+}
+
+// show --collective broadcast|reduce|reducescatter|allgather: the form per size instead of the
+// allreduce plan; a plan file's reduce_scatter/all_gather rules pin the block collectives' forms.
+int reportForms(const Options& o, const Target& t, const std::vector<size_t>& sizes,
+                PlanSource plans) {
+  const Collective coll = collectiveOf(o.collective);
+  if (plans.blocks.of(coll).empty()) plans.name = "the planner's choice (cost model)";
+  const std::vector<FormReport> reports = evaluateForms(t.hierarchy, coll, sizes, plans);
   if (o.format == "json") {
-    std::cout << rootedShowJson(t, coll, plans, reports).dump(2) << "\n";
+    std::cout << formsShowJson(t, coll, plans, reports).dump(2) << "\n";
   } else {
-    std::cout << formatRootedShow(t, coll, plans, reports);
+    std::cout << formatFormsShow(t, coll, plans, reports);
   }
   std::cout.flush();
   return 0;
@@ -125,7 +137,7 @@ int report(Command cmd, const Options& o, const Target& t, const std::vector<siz
     return 0;
   }
   if (cmd == Command::kShow && o.collective != "allreduce") {
-    return reportRooted(o, t, sizes, plans.value());
+    return reportForms(o, t, sizes, plans.value());
   }
   const bool show = cmd == Command::kShow;
   StatusOr<Baseline> baseline = makeBaseline(t, o.baseline, !show);
@@ -149,9 +161,11 @@ int report(Command cmd, const Options& o, const Target& t, const std::vector<siz
 int run(Command cmd, const Options& o) {
   const Status usage = checkSource(o.source, cmd != Command::kSimulate);
   if (!usage.isOk()) return usageError(usage.message());
-  if (o.collective != "allreduce" && !o.planFile.empty()) {
-    return usageError("--plan-file holds allreduce plans; it does not go with --collective " +
-                      o.collective);
+  if ((o.collective == "broadcast" || o.collective == "reduce") && !o.planFile.empty()) {
+    return usageError(
+        "--plan-file holds allreduce plans and reduce-scatter/all-gather forms; it "
+        "does not go with --collective " +
+        o.collective);
   }
   // Arguments are checked before MPI starts, so a typo fails fast and the same on every rank.
   StatusOr<std::vector<size_t>> sizes = messageSizes(o, "1K:1G:x4");
@@ -293,9 +307,16 @@ collective and its stages, then the other forms' totals: flat (one MPI_Bcast/MPI
 every rank), tree (the whole message level by level: latency-bound, small messages) and the
 sharded form, scatter-allgather or reducescatter-gather (van de Geijn's split through the
 levels: bandwidth-bound, large messages). Ties go to flat, then tree. --plan-file holds
-allreduce plans and does not combine with it. JSON: {..., collective, sizes: [{bytes, form:
-{key, name, description}, stages, total_us, ties, compared: {flat|tree|sharded: {name,
-description, total_us}}}]}.
+allreduce plans and does not combine with it.
+--collective reducescatter or allgather prints the same for their forms: flat (one ring over
+every rank) or hierarchical (one stage per level: a regular layout of 2 levels or more). SIZE
+is the whole vector, every rank's block together, as nccl-tests counts it. A plan file's
+reduce_scatter/all_gather rules (--plan-file, or under --live the communicator's
+STRATA_PLAN_FILE) pin the form as the communicator runs it; the form line then says pinned by
+the file, and the cost model's choice is marked among the others. Ties go to flat.
+JSON: {..., collective, sizes: [{bytes, form: {key, name, description}, pinned, model_choice,
+stages, total_us, ties, compared: {KEY: {name, description, total_us}}}]}, KEY flat, tree or
+sharded, or flat or hierarchical (total_us null where the layout cannot run it).
 
 Examples:
   strata-plan show --topo configs/topologies/2x2x2.yaml --size 8 --size 256M
@@ -306,6 +327,7 @@ Examples:
   strata-plan show --topo configs/topologies/2x2x2.yaml \
       --plan-file configs/plans/blueconnect_2x2x2.yaml
   strata-plan show --cluster 8x4 --inter ib:4x12.5 --collective broadcast --sizes 8,64K,16M
+  strata-plan show --topo configs/topologies/2x2x2.yaml --collective reducescatter --sizes 8,64M
   mpirun -n 16 strata-plan show --live --size 64M --format json)";
 
 constexpr const char* kSimulateFooter = R"(The --cluster shorthand:
@@ -372,8 +394,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   CLI::App* show = app.add_subcommand("show",
-                                      "the plan (or with --collective a broadcast's or reduce's "
-                                      "form) per message size, stage by stage");
+                                      "the plan (or with --collective another collective's form) "
+                                      "per message size, stage by stage");
   tools::setFooter(*show, tools::kShowFooter);
   tools::addSourceOptions(show, &o, /*live=*/true);
   tools::addSizeOptions(show, &o);
@@ -382,9 +404,10 @@ int main(int argc, char** argv) {
                    "instead of the planner")
       ->check(strata::tools::nonEmptyPath());
   show->add_option("--collective", o.collective,
-                   "the collective to plan: allreduce (a plan of stages), or broadcast or reduce "
-                   "(the form: flat, tree or sharded)")
-      ->check(CLI::IsMember({"allreduce", "broadcast", "reduce"}))
+                   "the collective to plan: allreduce (a plan of stages), broadcast or reduce "
+                   "(the form: flat, tree or sharded), reducescatter or allgather (flat or "
+                   "hierarchical)")
+      ->check(CLI::IsMember({"allreduce", "broadcast", "reduce", "reducescatter", "allgather"}))
       ->capture_default_str();
   tools::addCostOptions(show, &o);
   tools::addBaselineOptions(show, &o, "nccl when the ranks are GPUs, else none");
