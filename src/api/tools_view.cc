@@ -38,6 +38,10 @@ class CommToolsView final : public core::ToolsView {
                            strataDataType_t type, strataRedOp_t op) override {
     return core::allReduceWithPlan(c_, p, send, recv, count, type, op);
   }
+  Status blocksWithForm(Collective coll, plan::BlockForm form, const void* send, void* recv,
+                        size_t count, strataDataType_t type, strataRedOp_t op) override {
+    return core::blocksWithForm(c_, coll, form, send, recv, count, type, op);
+  }
 
  private:
   core::Comm& c_;

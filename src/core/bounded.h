@@ -40,7 +40,7 @@ Status bounded(Comm& c, const Call& first, size_t calls, Body body) {
 // error state. `what` names what was being set up.
 Status setupFailed(Comm& c, const Status& why, const std::string& what);
 
-// prepare() (or prepareWithPlan() with `forced`) under the deadline, failing as setupFailed.
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced = nullptr);
+// prepare() (or prepareForced() with `forced`) under the deadline, failing as setupFailed.
+StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced = nullptr);
 
 }  // namespace strata::core

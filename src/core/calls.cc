@@ -34,9 +34,9 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
   return st;
 }
 
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const plan::Plan* forced) {
+StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-  StatusOr<Prepared> p = forced != nullptr ? prepareWithPlan(c, call, *forced) : prepare(c, call);
+  StatusOr<Prepared> p = forced != nullptr ? prepareForced(c, call, *forced) : prepare(c, call);
   if (p.isOk()) return p;
   return setupFailed(c, p.status(),
                      std::string(collectiveName(call.coll)) + " #" + std::to_string(call.seq) +
@@ -113,7 +113,7 @@ StatusOr<std::vector<Place>> placeAll(const Comm& c, const std::vector<GroupCall
 // The host calls' units (core/fusion.h: packs cut from the call sequence alone, the same on
 // every rank; a lone call is one unit), each prepared as one call.
 StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& host,
-                                            const plan::Plan* forced) {
+                                            const Forced* forced) {
   const size_t theta = c.size() > 1 && host.size() > 1 ? c.settings().fusionBytes : 0;
   std::vector<Prepared> units;
   for (const FusionUnit& u : fusePlan(host, theta)) {
@@ -155,7 +155,7 @@ Status numberAndRecord(Comm& c, Call* calls, size_t n) {
 
 // The caller holds the communicator (CallerScope) and placed the calls.
 StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
-                               const std::vector<Place>& places, const plan::Plan* forced) {
+                               const std::vector<Place>& places, const Forced* forced) {
   const bool lone = calls.size() == 1;
   const bool fuse = lone && forced == nullptr && calls[0].nonblocking &&
                     places[0] == Place::kHost && fusable(c, calls[0].call);
@@ -196,7 +196,7 @@ StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
 }
 
 StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
-                              const plan::Plan* forced = nullptr) {
+                              const Forced* forced = nullptr) {
   CallerScope one(c.callerCheck(),
                   calls.size() == 1 ? collectiveName(calls[0].call.coll) : "group of calls");
   STRATA_RETURN_IF_ERROR(one.status());
@@ -207,7 +207,7 @@ StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
 // A lone blocking call on host buffers, the most frequent call by far: issuePlaced's steps for
 // it (a lone call is one fusion unit, run on this thread after the queued ones), without the
 // vectors a group needs. Its per-call cost is the floor of every small allreduce's latency.
-Status issueLoneHost(Comm& c, Call call, const plan::Plan* forced) {
+Status issueLoneHost(Comm& c, Call call, const Forced* forced) {
   c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
   STRATA_RETURN_IF_ERROR(numberAndRecord(c, &call, 1));
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, forced));
@@ -219,7 +219,7 @@ Status issueLoneHost(Comm& c, Call call, const plan::Plan* forced) {
 }
 
 // One blocking call: placed first, so that a call on host buffers takes issueLoneHost.
-Status issueBlocking(Comm& c, const Call& call, strataStream_t stream, const plan::Plan* forced) {
+Status issueBlocking(Comm& c, const Call& call, strataStream_t stream, const Forced* forced) {
   CallerScope one(c.callerCheck(), collectiveName(call.coll));
   STRATA_RETURN_IF_ERROR(one.status());
   STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
@@ -268,7 +268,33 @@ Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void
   call.count = count;
   call.type = type;
   call.op = op;
-  return issueBlocking(c, call, nullptr, &plan);
+  Forced forced;
+  forced.plan = &plan;
+  return issueBlocking(c, call, nullptr, &forced);
+}
+
+Status blocksWithForm(Comm& c, Collective coll, plan::BlockForm form, const void* send, void* recv,
+                      size_t count, strataDataType_t type, strataRedOp_t op) {
+  if (coll != Collective::kReduceScatter && coll != Collective::kAllGather) {
+    return invalidArgument(
+        std::string("a forced form is for a reduce-scatter or all-gather, not ") +
+        collectiveName(coll));
+  }
+  // A form the hierarchy cannot run is the caller's mistake, found locally: no error state.
+  if (form == plan::BlockForm::kHierarchical && !plan::hierarchicalBlocksPossible(c.hierarchy())) {
+    return invalidArgument("the hierarchical form needs a regular layout of 2 levels or more; " +
+                           c.hierarchy().describe() + " is not one");
+  }
+  Call call;
+  call.coll = coll;
+  call.send = send;
+  call.recv = recv;
+  call.count = count;
+  call.type = type;
+  call.op = coll == Collective::kReduceScatter ? op : strataSum;
+  Forced forced;
+  forced.blocks = form;
+  return issueBlocking(c, call, nullptr, &forced);
 }
 
 }  // namespace strata::core

@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "core/comm.h"
 #include "decompose/plan.h"
+#include "decompose/schedule.h"
 #include "strata/strata.h"
 
 namespace strata::core {
@@ -46,5 +47,11 @@ Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes);
 // does. Every rank must pass the same plan.
 Status allReduceWithPlan(Comm& c, const plan::Plan& p, const void* send, void* recv, size_t count,
                          strataDataType_t type, strataRedOp_t op);
+// A reduce-scatter or all-gather (`coll`; count: elements per rank's block, as the API's) on host
+// buffers in `form` instead of the planner's or the plan file's (strata-tune). A hierarchical
+// form the layout cannot run is refused (kInvalidArgument) before any rank communicates. Every
+// rank must pass the same form.
+Status blocksWithForm(Comm& c, Collective coll, plan::BlockForm form, const void* send, void* recv,
+                      size_t count, strataDataType_t type, strataRedOp_t op);
 
 }  // namespace strata::core

@@ -34,9 +34,16 @@ size_t passElements(const Comm& c, size_t ts);
 
 // Collective on the first call that needs a plan or group. Issuing thread only.
 StatusOr<Prepared> prepare(Comm& c, const Call& call);
-// An allreduce under a given plan for every pass, instead of the planner's or the plan file's
-// choice (strata-tune and the plan tests). Every rank must pass the same plan.
-StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& p);
+// What a tool forces instead of the planner's or the plan file's choice (strata-tune and the plan
+// tests): an allreduce's plan for every pass, or a reduce-scatter's or all-gather's form. Every
+// rank must force the same.
+struct Forced {
+  const plan::Plan* plan = nullptr;                 // an allreduce
+  plan::BlockForm blocks = plan::BlockForm::kFlat;  // a reduce-scatter or all-gather
+};
+// The call under `forced`; its program is made for this call alone (not cached under the call's
+// shape, where the planner's own would be found).
+StatusOr<Prepared> prepareForced(Comm& c, const Call& call, const Forced& forced);
 // The program of a fusion pack cut at run time (core/fusion_queue.h), under the plans
 // PlanBook::prepareFusionPlans made beforehand: sets nothing up, so the runner may call it.
 StatusOr<ProgramRef> fusionPackProgram(const Comm& c, const Call& pack);

@@ -14,8 +14,8 @@ std::vector<FusionUnit> fusePlan(const std::vector<Call>& calls, size_t thetaByt
   for (size_t i = 0; i < calls.size(); ++i) {
     const Call& k = calls[i];
     const size_t bytes = k.count * dataTypeSize(k.type);
-    const bool fusable = thetaBytes > 0 && k.coll == Collective::kAllReduce && k.count > 0 &&
-                         bytes < thetaBytes;
+    const bool fusable =
+        thetaBytes > 0 && k.coll == Collective::kAllReduce && k.count > 0 && bytes < thetaBytes;
     if (!fusable) {
       // Allreduces too large to pack run alone and leave the open packs open (they do not
       // depend on each other); anything else is a barrier for packing.

@@ -94,13 +94,15 @@ StatusOr<Program> allReduceProgram(const Comm& c, const Call& k, Pick pick) {
 // straight between the user's buffers when the form is flat and one pass holds every column
 // (a reduce-scatter also needs to be out of place: in place, the other blocks of sendbuff must
 // stay untouched). Otherwise passes over columns [a, a+w) of every block, through scratch.
-Program blocksProgram(Comm& c, const Call& k) {
+// `forced`: the form a tool forces (null: the plan book's).
+Program blocksProgram(Comm& c, const Call& k, const plan::BlockForm* forced = nullptr) {
   const IssuingThread me = c.issuing();
   Program prog;
   if (k.count == 0) return prog;
   const size_t ts = dataTypeSize(k.type), p = static_cast<size_t>(c.size());
   const topo::Hierarchy& h = c.hierarchy();
-  const plan::BlockForm form = c.plans().blockForm(k.coll, k.count * p * ts, me);
+  const plan::BlockForm form =
+      forced != nullptr ? *forced : c.plans().blockForm(k.coll, k.count * p * ts, me);
   const size_t cols = std::max<size_t>(1, passElements(c, ts) / p);
   const bool rs = k.coll == Collective::kReduceScatter;
   const bool inPlace = rs && k.recv == at(k.send, c.rank() * k.count, ts);
@@ -194,16 +196,21 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call) {
   return p;
 }
 
-StatusOr<Prepared> prepareWithPlan(Comm& c, const Call& call, const plan::Plan& plan) {
-  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+StatusOr<Prepared> prepareForced(Comm& c, const Call& call, const Forced& forced) {
   const IssuingThread me = c.issuing();
-  if (call.coll != Collective::kAllReduce) {
-    return internalError("a forced plan for a call that is not an allreduce");
-  }
   Prepared p;
   p.call = call;
-  STRATA_ASSIGN_OR_RETURN(
-      Program made, allReduceProgram(c, call, [&](size_t) { return c.plans().forPlan(plan, me); }));
+  Program made;
+  if (call.coll == Collective::kAllReduce && forced.plan != nullptr) {
+    const plan::Plan& plan = *forced.plan;
+    STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+    STRATA_ASSIGN_OR_RETURN(
+        made, allReduceProgram(c, call, [&](size_t) { return c.plans().forPlan(plan, me); }));
+  } else if (call.coll == Collective::kReduceScatter || call.coll == Collective::kAllGather) {
+    made = blocksProgram(c, call, &forced.blocks);
+  } else {
+    return internalError(std::string("nothing to force for a ") + collectiveName(call.coll));
+  }
   p.program = std::make_shared<const Program>(std::move(made));
   return p;
 }

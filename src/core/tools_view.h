@@ -15,6 +15,7 @@
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
 #include "decompose/plan_file.h"
+#include "decompose/schedule.h"
 #include "strata/strata.h"
 #include "topology/hierarchy.h"
 
@@ -49,6 +50,10 @@ class ToolsView {
   // allReduceWithPlan): bounded and failing as every call does. Every rank passes the same plan.
   virtual Status allReduceWithPlan(const plan::Plan& p, const void* send, void* recv, size_t count,
                                    strataDataType_t type, strataRedOp_t op) = 0;
+  // A reduce-scatter or all-gather on host buffers in `form` (core::blocksWithForm; count:
+  // elements per rank's block). Every rank passes the same form.
+  virtual Status blocksWithForm(Collective coll, plan::BlockForm form, const void* send, void* recv,
+                                size_t count, strataDataType_t type, strataRedOp_t op) = 0;
 };
 
 }  // namespace strata::core

@@ -111,6 +111,19 @@ case "$case_name" in
     grep -qE '^  network: \{bandwidth_GBps: [0-9.e+-]+, latency_us: [0-9.e+-]+\}$' "$plan" ||
       fail "no measured network link in the plan file"
     grep -qE '^ *max_bytes: inf|max_bytes: inf,' "$plan" || fail "the last rule is not open-ended"
+    # The reduce-scatter's and all-gather's forms, timed at every size and pinned in the file.
+    for coll in reducescatter allgather; do
+      has "$coll forms (median us"
+      for size in "4 KiB" "16 KiB" "64 KiB" "256 KiB"; do
+        grep -qE "^  $size +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(flat|hierarchical) +(flat|hierarchical) +(flat|hierarchical) +[0-9.]+$" "$out" ||
+          fail "no $coll form row at $size"
+      done
+      has "the fitted model picks the measured faster form at"
+    done
+    has "reduce_scatter:" "$plan" "the plan file"
+    has "all_gather:" "$plan" "the plan file"
+    grep -qE '^  - \{min_bytes: 0, max_bytes: [^,]+, form: (flat|hierarchical)\}$' "$plan" ||
+      fail "no form rule from 0 bytes in the plan file"
 
     # A 4-rank job on the same layout runs with the file: 400000 bytes fall in its last rule.
     STRATA_PLAN_FILE=$plan STRATA_DEBUG=INFO STRATA_DEBUG_SUBSYS=PLAN \
@@ -123,11 +136,22 @@ case "$case_name" in
     [ -n "$line" ] || fail "the log does not say the plan came from $plan"
     logged=$(grep 'allreduce of 400000 bytes' "$work/log" | head -1 |
       sed -n "s|.*plan file $plan:\([0-9]*\).*|\1|p")
-    last_rule=$(grep -nE '^  - ' "$plan" | tail -1 | cut -d: -f1)
+    # The last rule of `rules:` (the form rules follow it under their own keys).
+    last_rule=$(awk '/^[a-z_]+:/ { in_rules = ($1 == "rules:") } in_rules && /^  - / { n = NR }
+      END { print n }' "$plan")
     [ "$logged" = "$last_rule" ] ||
       fail "the job used the rule at line $logged, expected the last rule (line $last_rule)"
     [ "$(grep -c 'allreduce of 400000 bytes' "$work/log")" -eq 4 ] ||
       fail "not every rank logged its plan"
+
+    # --check re-times the file's forms against the other form.
+    on_two_hosts "$tool" -b 4K -e 64K -n 3 -w 1 --check "$plan"
+    expect_rc 0
+    for coll in reducescatter allgather; do
+      has "$coll: the file's form vs the other"
+      grep -qE "^worst: the file's $coll form takes [0-9.]+ x the other$" "$out" ||
+        fail "no worst line for the $coll forms"
+    done
     ;;
 
   *)

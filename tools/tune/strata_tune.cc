@@ -30,6 +30,7 @@
 #include "tool_cli.h"
 #include "tool_main.h"
 #include "tune_fit.h"
+#include "tune_forms.h"
 #include "tune_measure.h"
 #include "tune_report.h"
 #include "tune_sweep.h"
@@ -236,6 +237,21 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
   if (!fit.isOk()) return root ? fail("fitting the cost model: " + fit.status().message()) : 1;
   const size_t points = fitPoints(results.value()).size();
 
+  // Step 5: the reduce-scatter's and all-gather's two forms, where the layout has both.
+  std::vector<FormSizeResult> forms[2];
+  const Collective formColls[2] = {Collective::kReduceScatter, Collective::kAllGather};
+  for (int k = 0; k < 2 && formsComparable(c.hierarchy()); ++k) {
+    StatusOr<std::vector<FormSizeResult>> r =
+        runFormSweep(c, measured.value(), formColls[k], so, [](const FormSizeResult& s) {
+          std::fprintf(stderr, "[forms] %s %s: flat %.0f us, hierarchical %.0f us\n",
+                       collectiveName(s.coll), humanBytes(s.bytes).c_str(), s.forms[0].medianUs,
+                       s.forms[1].medianUs);
+        });
+    if (!r.isOk()) return root ? fail("timing the forms: " + r.status().message()) : 1;
+    predictFitted(fit.value(), &r.value());
+    forms[k] = std::move(r.value());
+  }
+
   // Steps 3 and 4: rank 0 reports and writes; every rank exits with its verdict.
   int code = 0;
   if (root) {
@@ -261,13 +277,39 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
                 choices.c_str());
     std::printf("the fitted model picks the measured fastest at %zu of %zu sizes\n",
                 results.value().size() - disagree, results.value().size());
+    plan::BlockRules blocks;
+    Status formsOk = Status::ok();
+    for (int k = 0; k < 2 && !forms[k].empty(); ++k) {
+      int wrongPicks = 0;
+      std::printf("\n%s forms (median us; the model's picks with ping-pong and fitted links):\n%s",
+                  collectiveName(formColls[k]), formatFormSweep(forms[k], &wrongPicks).c_str());
+      std::printf("the fitted model picks the measured faster form at %zu of %zu sizes\n",
+                  forms[k].size() - wrongPicks, forms[k].size());
+      StatusOr<std::vector<plan::BlockRule>> fr = formRules(forms[k]);
+      if (!fr.isOk()) formsOk = fr.status();
+      if (fr.isOk()) (k == 0 ? blocks.reduceScatter : blocks.allGather) = std::move(fr.value());
+    }
+    if (forms[0].empty()) {
+      std::printf("\nreduce-scatter and all-gather forms: not timed (%s has one form: flat)\n",
+                  c.hierarchy().describe().c_str());
+    }
     StatusOr<std::vector<plan::PlanRule>> rules = winnerRules(results.value(), c.hierarchy());
-    Status written = rules.isOk() ? writePlanFile(o.output, rules.value(), c.hierarchy(), links,
-                                                  fitComment(measured.value(), fit.value(), points))
-                                  : rules.status();
+    if (rules.isOk() && !formsOk.isOk()) rules = formsOk;
+    Status written = rules.isOk()
+                         ? writePlanFile(o.output, rules.value(), c.hierarchy(), links,
+                                         fitComment(measured.value(), fit.value(), points), blocks)
+                         : rules.status();
     if (written.isOk()) {
       std::printf("\nmeasured winners by message size:\n%s",
                   formatRules(rules.value(), c.hierarchy(), labels).c_str());
+      for (int k = 0; k < 2; ++k) {
+        for (const plan::BlockRule& b : blocks.of(formColls[k])) {
+          std::printf("  %s [%s, %s): %s\n", collectiveName(formColls[k]),
+                      humanBytes(b.minBytes).c_str(),
+                      b.maxBytes == SIZE_MAX ? "inf" : humanBytes(b.maxBytes).c_str(),
+                      plan::blockFormName(b.form));
+        }
+      }
       char* abs = realpath(o.output.c_str(), nullptr);
       const std::string path = abs != nullptr ? abs : o.output;
       std::free(abs);
@@ -290,8 +332,10 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
 int check(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
   const bool root = c.rank() == 0;
   StatusOr<plan::PlanFile> pf = plan::loadPlanFile(o.check);
+  plan::BlockRules blocks;
   StatusOr<std::vector<plan::PlanRule>> rules =
-      pf.isOk() ? plan::resolvePlanFile(pf.value(), c.hierarchy(), fabric::fabricNames(), o.check)
+      pf.isOk() ? plan::resolvePlanFile(pf.value(), c.hierarchy(), fabric::fabricNames(), o.check,
+                                        &blocks)
                 : StatusOr<std::vector<plan::PlanRule>>(pf.status());
   if (!rules.isOk()) return root ? fail("--check " + rules.status().message()) : 1;
   if (root) {
@@ -340,9 +384,28 @@ int check(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes
         o.iters, table.c_str());
     std::printf("worst: the file's plan takes %.3f x the fastest (at %s)\n", worst,
                 humanBytes(worstBytes).c_str());
-    std::printf("done in %.1f s\n", secondsSince(t0));
     std::fflush(stdout);
   }
+  // The file's reduce-scatter and all-gather forms against the other form, where it pins them.
+  for (Collective coll : {Collective::kReduceScatter, Collective::kAllGather}) {
+    if (blocks.of(coll).empty()) continue;
+    std::vector<FormSizeResult> timed;
+    for (size_t bytes : sizes) {
+      StatusOr<FormSizeResult> r = retimeForms(c, c.hierarchy(), coll, bytes, o.warmup, o.iters);
+      if (!r.isOk()) return root ? fail("timing the forms: " + r.status().message()) : 1;
+      if (r.value().count > 0) timed.push_back(std::move(r.value()));
+    }
+    if (root) {
+      double worstForm = 0;
+      const std::string table = formatFormCheck(timed, blocks.of(coll), &worstForm);
+      std::printf("\n%s: the file's form vs the other (median of %d interleaved calls):\n%s",
+                  collectiveName(coll), o.iters, table.c_str());
+      std::printf("worst: the file's %s form takes %.3f x the other\n", collectiveName(coll),
+                  worstForm);
+      std::fflush(stdout);
+    }
+  }
+  if (root) std::printf("done in %.1f s\n", secondsSince(t0));
   return 0;
 }
 
@@ -396,17 +459,23 @@ constexpr const char* kFooter = R"(What it does, on the ranks of the job it runs
      every communication step) fitted by least squares to the timed plans' relative error,
      starting from the ping-pong values. A plan the fitted model ranks first that the sweep
      did not time is timed against the fastest.
-  4. plan file (--output): the measured fastest plan of each size, over size ranges split at
-     the geometric midpoints between the measured sizes, adjacent equal winners merged, plus
-     the ping-pong links (`measured:`) and the fit as comments. It is checked to load as
+  4. forms: where the layout is regular with 2 levels or more, the reduce-scatter's and the
+     all-gather's two forms (flat: one ring over every rank; hierarchical: one stage per
+     level) at each size (the whole vector, every rank's block together), in interleaved
+     rounds (-w untimed, then -n plus --runoff-iters timed), each form's first result checked.
+  5. plan file (--output): the measured fastest plan of each size, over size ranges split at
+     the geometric midpoints between the measured sizes, adjacent equal winners merged; the
+     faster form of each collective the same way (reduce_scatter:, all_gather:); the
+     ping-pong links (`measured:`) and the fit as comments. It is checked to load as
      STRATA_PLAN_FILE before it is written. Rank 0 writes it.
-  5. report (stdout, rank 0): the measured links, the plans timed, a table of predicted
+  6. report (stdout, rank 0): the measured links, the plans timed, a table of predicted
      (ping-pong links), measured and fitted microseconds with a flag where the ping-pong model
      is off by more than 25%, the fit (ping-pong vs fitted values, the model's error before
-     and after), and per size the model's and the fitted model's picks against the measured
-     fastest, marking where the fitted model disagrees.
+     and after), per size the model's and the fitted model's picks against the measured
+     fastest, marking where the fitted model disagrees, and the same for the forms.
   --check FILE writes nothing: at each size it times the plan FILE gives against every
-  candidate plan (-n interleaved rounds) and prints the file's plan / the fastest.
+  candidate plan (-n interleaved rounds) and prints the file's plan / the fastest; where FILE
+  pins the reduce-scatter's or all-gather's form, that form against the other too.
 Progress goes to stderr, one line per size.
 
 Use the file in a job with the same layout (ranks, hosts, ranks per host): the hierarchy it

@@ -12,9 +12,7 @@
 #include "fabrics/registry.h"
 
 namespace strata::tools {
-namespace {
 
-// Three significant digits without an exponent: "0.52", "12.3", "4096".
 std::string num(double x) {
   char buf[32];
   const double a = std::fabs(x);
@@ -22,8 +20,6 @@ std::string num(double x) {
   return buf;
 }
 
-// Rows of cells as columns padded to their widest cell; the cells of columns marked in `right`
-// are right-aligned (numbers), the others left-aligned. Two spaces between columns.
 std::string alignTable(const std::vector<std::vector<std::string>>& rows,
                        const std::vector<bool>& right) {
   std::vector<size_t> width;
@@ -45,6 +41,8 @@ std::string alignTable(const std::vector<std::vector<std::string>>& rows,
   }
   return out;
 }
+
+namespace {
 
 std::string linkText(const topo::LinkModel& link) {
   if (!(link.bandwidthGBps > 0)) return "unknown";
@@ -324,18 +322,19 @@ std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hi
 
 Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>& rules,
                      const topo::Hierarchy& h, const std::map<std::string, topo::LinkModel>& links,
-                     const std::string& comment) {
-  const std::string text = plan::formatPlanFile(rules, h, links) + comment;
-  const uint64_t want = plan::planHash(rules, h);
+                     const std::string& comment, const plan::BlockRules& blocks) {
+  const std::string text = plan::formatPlanFile(rules, h, links, blocks) + comment;
+  const uint64_t want = plan::planHash(rules, h, blocks);
   // The checks STRATA_PLAN_FILE makes at init, and that it reads back what was meant.
   auto check = [&](const plan::PlanFile& pf, const char* when) -> Status {
+    plan::BlockRules readBlocks;
     StatusOr<std::vector<plan::PlanRule>> resolved =
-        plan::resolvePlanFile(pf, h, fabric::fabricNames(), path);
+        plan::resolvePlanFile(pf, h, fabric::fabricNames(), path, &readBlocks);
     if (!resolved.isOk()) {
       return internalError(std::string("the plan file ") + when +
                            " does not load: " + resolved.status().message());
     }
-    if (plan::planHash(resolved.value(), h) != want) {
+    if (plan::planHash(resolved.value(), h, readBlocks) != want) {
       return internalError(std::string("the plan file ") + when + " reads back other rules");
     }
     for (const auto& [name, link] : links) {

@@ -22,6 +22,14 @@ constexpr double kDisagreeRatio = 1.25;
 // "1 KiB", "256 KiB", "16 MiB", "1000 B": sizes as the tables and progress lines show them.
 std::string humanBytes(size_t bytes);
 
+// Three significant digits without an exponent: "0.52", "12.3", "4096".
+std::string num(double x);
+
+// Rows of cells as columns padded to their widest cell; the cells of columns marked in `right`
+// are right-aligned (numbers), the others left-aligned. Two spaces between columns, two before.
+std::string alignTable(const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right);
+
 // The measured links next to the ones the hierarchy had (from detection or the topology file).
 std::string formatLinks(const topo::Hierarchy& original, const topo::Hierarchy& measured,
                         const std::vector<LevelMeasurement>& m, const PingPongOptions& o);
@@ -75,9 +83,11 @@ std::string formatRules(const std::vector<plan::PlanRule>& rules, const topo::Hi
 // Writes the plan file (formatPlanFile with the measured links, then `comment`: "# " lines)
 // after checking that the text reads back (parsePlanFile, resolvePlanFile against `h`) to the
 // same rules and links, then loads the written file again as STRATA_PLAN_FILE would.
+// `blocks`: the form rules of reduce-scatter and all-gather (tune_forms.h), written after the
+// plan rules; empty lists leave those collectives to the cost model.
 Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>& rules,
                      const topo::Hierarchy& h, const std::map<std::string, topo::LinkModel>& links,
-                     const std::string& comment = "");
+                     const std::string& comment = "", const plan::BlockRules& blocks = {});
 
 // Whether `path` can be written (its directory exists and is writable, and the file, when it
 // exists, is a writable regular file), so a bad --output fails before the sweep, not after.

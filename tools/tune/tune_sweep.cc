@@ -14,9 +14,6 @@
 namespace strata::tools {
 namespace {
 
-// Small integers, so every partial sum is exact in float32 and the check can be exact.
-float inputOf(int rank, size_t i) { return static_cast<float>((rank + 1) * (i % 7 + 1)); }
-
 struct Buffers {
   std::vector<float> send, recv;
 };
@@ -25,18 +22,9 @@ struct Buffers {
 // returns the same time, or the same error (a failure on one rank fails them all, so no rank is
 // left waiting in the next call).
 StatusOr<double> timedCall(core::ToolsView& c, const plan::Plan& p, Buffers& b, size_t count) {
-  STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-  const double t0 = MPI_Wtime();
-  const Status st =
-      c.allReduceWithPlan(p, b.send.data(), b.recv.data(), count, strataFloat32, strataSum);
-  const double local[2] = {(MPI_Wtime() - t0) * 1e6, st.isOk() ? 0.0 : 1.0};
-  double slowest[2] = {0, 0};
-  STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  if (slowest[1] != 0) {
-    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
-    return internalError("allreduce failed on some rank without an agreed error");
-  }
-  return slowest[0];
+  return timedOnEveryRank(c, "allreduce", [&] {
+    return c.allReduceWithPlan(p, b.send.data(), b.recv.data(), count, strataFloat32, strataSum);
+  });
 }
 
 // Whether every rank got the exact sum. Collective.
@@ -55,7 +43,7 @@ Buffers buffersFor(int rank, size_t count) {
   Buffers b;
   b.send.resize(count);
   b.recv.resize(count);
-  for (size_t i = 0; i < count; ++i) b.send[i] = inputOf(rank, i);
+  for (size_t i = 0; i < count; ++i) b.send[i] = sweepInput(rank, i);
   return b;
 }
 
@@ -112,6 +100,23 @@ Status runoff(core::ToolsView& c, const SweepOptions& o, Buffers& b, SizeResult*
 }
 
 }  // namespace
+
+float sweepInput(int rank, size_t i) { return static_cast<float>((rank + 1) * (i % 7 + 1)); }
+
+StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
+                                  const std::function<Status()>& call) {
+  STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  const double t0 = MPI_Wtime();
+  const Status st = call();
+  const double local[2] = {(MPI_Wtime() - t0) * 1e6, st.isOk() ? 0.0 : 1.0};
+  double slowest[2] = {0, 0};
+  STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  if (slowest[1] != 0) {
+    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
+    return internalError(std::string(what) + " failed on some rank without an agreed error");
+  }
+  return slowest[0];
+}
 
 int fastestOf(const std::vector<PlanTiming>& plans) {
   int best = -1;

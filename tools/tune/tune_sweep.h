@@ -72,6 +72,16 @@ StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hiera
 StatusOr<bool> timeAddedPlan(core::ToolsView& c, const SweepOptions& o, const plan::Plan& p,
                              double predictedUs, SizeResult* r);
 
+// The sweep's inputs: small integers, so every partial sum is exact in float32 and the check of
+// a result can be exact. Rank `rank`'s element i.
+float sweepInput(int rank, size_t i);
+
+// One call of `call` on every rank, timed between a barrier and the slowest rank's finish.
+// Every rank returns the same time, or the same error (a failure on one rank fails them all, so
+// no rank is left waiting in the next call). `what` names the call in an unagreed failure.
+StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
+                                  const std::function<Status()>& call);
+
 // The index of the plan with the lowest median among the correct ones of `plans`, or -1.
 int fastestOf(const std::vector<PlanTiming>& plans);
 
