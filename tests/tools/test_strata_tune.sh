@@ -115,7 +115,7 @@ case "$case_name" in
     for coll in reducescatter allgather; do
       has "$coll forms (median us"
       for size in "4 KiB" "16 KiB" "64 KiB" "256 KiB"; do
-        grep -qE "^  $size +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(flat|hierarchical) +(flat|hierarchical) +(flat|hierarchical) +[0-9.]+$" "$out" ||
+        grep -qE "^  $size +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(flat|hierarchical) +(flat|hierarchical) +(flat|hierarchical) +(flat|hierarchical) +[0-9.]+$" "$out" ||
           fail "no $coll form row at $size"
       done
       has "the fitted model picks the measured faster form at"

@@ -5,7 +5,8 @@
 #   1. strata-tune -b 4K -e 4M -f 8 writes a plan file (the measured fastest per size);
 #   2. strata-tune --check FILE, on fresh launches, times at each size the file's plan against
 #      every other candidate in interleaved rounds (the median of many calls each), CHECKS times;
-#   3. per size, the median over the launches of file / fastest must be at most BOUND (1.10).
+#   3. per size, the median over the launches of file / fastest must be at most BOUND (1.10);
+#      the same for the file's reduce-scatter and all-gather forms against the other form.
 #
 # Noise on a small shared machine is met with more calls and repeated launches, not a looser
 # bound. The table of every launch is printed.
@@ -65,6 +66,10 @@ for i in $(seq 1 "$checks"); do
   echo "--- check $i of $checks"
   sed -n '/file.s plan vs the fastest/,$p' "$work/check$i"
 done
+for coll in reducescatter allgather; do
+  grep -q "^$coll: the file's form vs the other" "$work/check1" ||
+    fail "--check did not time the file's $coll forms"
+done
 
 # Per size: the median over the launches of file / fastest other, at least 1 (the file's plan
 # may be the fastest).
@@ -72,25 +77,38 @@ done
 import re, statistics, sys
 bound = float(sys.argv[1])
 ratios = {}
+size = r"(\d+ [KMG]iB|\d+ B)"
 for path in sys.argv[2:]:
-    table = False
+    table = None  # "allreduce", or the collective whose forms the table compares
     for line in open(path):
         if "file's plan vs the fastest" in line:
-            table = True
+            table = "allreduce"
             continue
-        m = re.match(r"^  (\d+ [KMG]iB|\d+ B) +\S+ +([\d.]+) +\S+ +([\d.]+) +([\d.]+) +\d+$", line)
+        f = re.match(r"^(reducescatter|allgather): the file's form vs the other", line)
+        if f:
+            table = f.group(1)
+            continue
+        if table == "allreduce":
+            m = re.match(r"^  " + size + r" +\S+ +([\d.]+) +\S+ +([\d.]+) +([\d.]+) +\d+$", line)
+        else:
+            m = re.match(r"^  " + size + r" +(?:flat|hierarchical) +([\d.]+) +(?:flat|hierarchical)"
+                         r" +([\d.]+) +[\d.]+$", line)
         if table and m:
-            ratios.setdefault(m.group(1), []).append(max(1.0, float(m.group(2)) / float(m.group(3))))
-if not ratios:
+            key = f"{table} {m.group(1)}"
+            ratios.setdefault(key, []).append(max(1.0, float(m.group(2)) / float(m.group(3))))
+if not any(k.startswith("allreduce") for k in ratios):
     sys.exit("no rows read from the --check tables")
-print("size      file / fastest per launch      median")
+for coll in ("reducescatter", "allgather"):
+    if not any(k.startswith(coll) for k in ratios):
+        sys.exit(f"no rows read from the {coll} form tables")
+print("collective size      file / fastest per launch      median")
 bad = []
 for size, r in ratios.items():
     med = statistics.median(r)
-    print(f"{size:8}  {' '.join(f'{x:.3f}' for x in r):28}  {med:.3f}")
+    print(f"{size:24}  {' '.join(f'{x:.3f}' for x in r):28}  {med:.3f}")
     if med > bound:
         bad.append(f"{size}: {med:.3f}")
 if bad:
-    sys.exit(f"the file's plan is more than {bound} x the fastest at " + ", ".join(bad))
-print(f"PASS: the file's plan is within {bound} x the fastest at every size")
+    sys.exit(f"the file's choice is more than {bound} x the fastest at " + ", ".join(bad))
+print(f"PASS: the file's plans and forms are within {bound} x the fastest at every size")
 EOF

@@ -465,7 +465,8 @@ constexpr const char* kFooter = R"(What it does, on the ranks of the job it runs
      rounds (-w untimed, then -n plus --runoff-iters timed), each form's first result checked.
   5. plan file (--output): the measured fastest plan of each size, over size ranges split at
      the geometric midpoints between the measured sizes, adjacent equal winners merged; the
-     faster form of each collective the same way (reduce_scatter:, all_gather:); the
+     faster form of each collective the same way (reduce_scatter:, all_gather:; a lead under
+     5% over the cost model's pick keeps the model's pick); the
      ping-pong links (`measured:`) and the fit as comments. It is checked to load as
      STRATA_PLAN_FILE before it is written. Rank 0 writes it.
   6. report (stdout, rank 0): the measured links, the plans timed, a table of predicted

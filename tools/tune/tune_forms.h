@@ -42,6 +42,10 @@ struct FormSizeResult {
   size_t count = 0;               // float32 elements of one rank's block
   std::vector<FormTiming> forms;  // flat, then hierarchical
   int fastest = -1;               // index of the lower median among the correct forms (ties: flat)
+  // The form the plan file gets: the fastest, or the cost model's pick (measured links) when
+  // it is within 5% of the fastest (a smaller lead is within one launch's noise on a small
+  // machine); -1 when no form was correct.
+  int chosen = -1;
 };
 
 // Whether the forms can be compared on `h`: the hierarchical form needs a regular layout of two
@@ -65,14 +69,15 @@ void predictFitted(const FitResult& fit, std::vector<FormSizeResult>* results);
 StatusOr<FormSizeResult> retimeForms(core::ToolsView& c, const topo::Hierarchy& measured,
                                      Collective coll, size_t bytes, int warmup, int iters);
 
-// The measured faster form per size over ranges split at the geometric midpoints between the
+// The chosen form per size over ranges split at the geometric midpoints between the
 // measured sizes, as winnerRules does for plans, adjacent ranges with the same form merged.
 // Fails when a size has no form that gave the exact result.
 StatusOr<std::vector<plan::BlockRule>> formRules(const std::vector<FormSizeResult>& results);
 
 // One row per size: each form's predicted (ping-pong links) and fitted time, its measured
-// median, the cost model's picks, the measured fastest and what the fitted pick costs against
-// it. `disagree` gets the sizes where the fitted model's pick is not the measured fastest.
+// median, the cost model's picks, the measured fastest, the chosen form and what the fitted
+// pick costs against the fastest. `disagree` gets the sizes where the fitted model's pick is not
+// the measured fastest.
 std::string formatFormSweep(const std::vector<FormSizeResult>& results, int* disagree);
 
 // --check: per size the form `rules` gives against the other form, and file / other. `worst`
