@@ -256,21 +256,31 @@ Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
   return failed;
 }
 
-Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,
-                         size_t count, strataDataType_t type, strataRedOp_t op) {
-  // A plan that does not fit the hierarchy is the caller's mistake, found locally: no error
-  // state for it.
-  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
+namespace {
+
+// A blocking call on host buffers under what a tool forces (the two entries below).
+Status issueForced(Comm& c, Collective coll, const void* send, void* recv, size_t count,
+                   strataDataType_t type, strataRedOp_t op, const Forced& forced) {
   Call call;
-  call.coll = Collective::kAllReduce;
+  call.coll = coll;
   call.send = send;
   call.recv = recv;
   call.count = count;
   call.type = type;
   call.op = op;
+  return issueBlocking(c, call, nullptr, &forced);
+}
+
+}  // namespace
+
+Status allReduceWithPlan(Comm& c, const plan::Plan& plan, const void* send, void* recv,
+                         size_t count, strataDataType_t type, strataRedOp_t op) {
+  // A plan that does not fit the hierarchy is the caller's mistake, found locally: no error
+  // state for it.
+  STRATA_RETURN_IF_ERROR(plan::checkPlan(c.hierarchy(), plan));
   Forced forced;
   forced.plan = &plan;
-  return issueBlocking(c, call, nullptr, &forced);
+  return issueForced(c, Collective::kAllReduce, send, recv, count, type, op, forced);
 }
 
 Status blocksWithForm(Comm& c, Collective coll, plan::BlockForm form, const void* send, void* recv,
@@ -285,16 +295,11 @@ Status blocksWithForm(Comm& c, Collective coll, plan::BlockForm form, const void
     return invalidArgument("the hierarchical form needs a regular layout of 2 levels or more; " +
                            c.hierarchy().describe() + " is not one");
   }
-  Call call;
-  call.coll = coll;
-  call.send = send;
-  call.recv = recv;
-  call.count = count;
-  call.type = type;
-  call.op = coll == Collective::kReduceScatter ? op : strataSum;
   Forced forced;
   forced.blocks = form;
-  return issueBlocking(c, call, nullptr, &forced);
+  // An all-gather reduces nothing: its op is strataSum, as the API's call records it.
+  return issueForced(c, coll, send, recv, count, type,
+                     coll == Collective::kReduceScatter ? op : strataSum, forced);
 }
 
 }  // namespace strata::core

@@ -123,11 +123,6 @@ nlohmann::json formJson(const FormOption& o) {
 
 }  // namespace
 
-bool hasForms(Collective coll) {
-  return coll == Collective::kBroadcast || coll == Collective::kReduce ||
-         coll == Collective::kReduceScatter || coll == Collective::kAllGather;
-}
-
 std::vector<FormReport> evaluateForms(const topo::Hierarchy& h, Collective coll,
                                       const std::vector<size_t>& sizes, const PlanSource& plans) {
   const FormSet set = formSet(h, coll, plans.params);

@@ -34,9 +34,6 @@ struct FormReport {
   std::vector<std::string> ties;
 };
 
-// Whether show --collective `coll` reports forms: broadcast, reduce, reduce-scatter, all-gather.
-bool hasForms(Collective coll);
-
 // The form and the predictions of every form for each size. For a reduce-scatter or all-gather
 // a rule of plans.blocks that covers the size chooses (as the communicator does), else the cost
 // model, as for broadcast and reduce; `bytes` is the whole vector (every rank's block together

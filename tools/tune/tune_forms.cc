@@ -8,7 +8,6 @@
 #include "common/mpi_check.h"
 #include "decompose/blocks_cost.h"
 #include "decompose/planner.h"
-#include "tune_measure.h"
 #include "tune_report.h"
 
 namespace strata::tools {
@@ -76,41 +75,24 @@ int pickBy(const FormSizeResult& r, F us) {
   return best;
 }
 
-// `warmup` untimed rounds, then `iters` timed ones, each a call of every correct form in turn;
-// a form's first call is checked; a form past budgetUs (> 0) of agreed time stops after at least
-// one timed call.
+// Both forms in timeInterleaved's rounds, then the fastest and the chosen form.
 Status timeRounds(core::ToolsView& c, FormSizeResult* r, Buffers& b, int warmup, int iters,
                   double budgetUs) {
-  std::vector<double> spent(r->forms.size(), 0);
-  std::vector<bool> stopped(r->forms.size(), false);
-  for (int i = 0; i < warmup + iters; ++i) {
-    const bool warm = i < warmup;
-    for (size_t k = 0; k < r->forms.size(); ++k) {
-      FormTiming& t = r->forms[k];
-      if (!t.correct || stopped[k]) continue;
-      STRATA_ASSIGN_OR_RETURN(double us, timedOnEveryRank(c, collLabel(r->coll), [&] {
-                                return c.blocksWithForm(r->coll, t.form, b.send.data(),
-                                                        b.recv.data(), r->count, strataFloat32,
-                                                        strataSum);
-                              }));
-      spent[k] += us;
-      if (!t.checked) {
-        STRATA_ASSIGN_OR_RETURN(t.correct, resultCorrect(c, r->coll, b, r->count));
-        t.checked = true;
-        if (!t.correct) continue;
-      }
-      if (warm) continue;
-      t.us.push_back(us);
-      if (budgetUs > 0 && spent[k] > budgetUs && i + 1 < warmup + iters) {
-        stopped[k] = true;
-        t.cutShort = true;
-      }
-    }
+  std::vector<Candidate> candidates;
+  for (FormTiming& t : r->forms) {
+    candidates.push_back(Candidate{&t,
+                                   [&c, &b, &t, r] {
+                                     return c.blocksWithForm(r->coll, t.form, b.send.data(),
+                                                             b.recv.data(), r->count, strataFloat32,
+                                                             strataSum);
+                                   },
+                                   [&c, &b, r] { return resultCorrect(c, r->coll, b, r->count); }});
   }
+  STRATA_RETURN_IF_ERROR(
+      timeInterleaved(c, collLabel(r->coll), candidates, warmup, iters, budgetUs));
   r->fastest = -1;
   for (size_t k = 0; k < r->forms.size(); ++k) {
-    FormTiming& t = r->forms[k];
-    t.medianUs = median(t.us);
+    const FormTiming& t = r->forms[k];
     if (!t.correct || t.us.empty()) continue;
     if (r->fastest < 0 || t.medianUs < r->forms[r->fastest].medianUs)
       r->fastest = static_cast<int>(k);

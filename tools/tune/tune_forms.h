@@ -25,15 +25,10 @@
 
 namespace strata::tools {
 
-struct FormTiming {
+struct FormTiming : Timing {
   plan::BlockForm form = plan::BlockForm::kFlat;
   double predictedUs = 0;  // the cost model with the measured links
   double fittedUs = 0;     // the cost model fitted to the allreduce sweep; 0: not fitted
-  std::vector<double> us;  // each timed call: the slowest rank's time
-  double medianUs = 0;
-  bool correct = true;    // the first call's result was exact on every rank
-  bool checked = false;   // the result has been checked
-  bool cutShort = false;  // fewer calls than asked for: the time budget ran out
 };
 
 struct FormSizeResult {

@@ -18,13 +18,22 @@ struct Buffers {
   std::vector<float> send, recv;
 };
 
-// One allreduce under `p`, timed between a barrier and the slowest rank's finish. Every rank
-// returns the same time, or the same error (a failure on one rank fails them all, so no rank is
-// left waiting in the next call).
-StatusOr<double> timedCall(core::ToolsView& c, const plan::Plan& p, Buffers& b, size_t count) {
-  return timedOnEveryRank(c, "allreduce", [&] {
-    return c.allReduceWithPlan(p, b.send.data(), b.recv.data(), count, strataFloat32, strataSum);
-  });
+// One call of `call` on every rank, timed between a barrier and the slowest rank's finish.
+// Every rank returns the same time, or the same error (a failure on one rank fails them all, so
+// no rank is left waiting in the next call).
+StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
+                                  const std::function<Status()>& call) {
+  STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  const double t0 = MPI_Wtime();
+  const Status st = call();
+  const double local[2] = {(MPI_Wtime() - t0) * 1e6, st.isOk() ? 0.0 : 1.0};
+  double slowest[2] = {0, 0};
+  STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  if (slowest[1] != 0) {
+    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
+    return internalError(std::string(what) + " failed on some rank without an agreed error");
+  }
+  return slowest[0];
 }
 
 // Whether every rank got the exact sum. Collective.
@@ -47,38 +56,20 @@ Buffers buffersFor(int rank, size_t count) {
   return b;
 }
 
-// Times `plans` in interleaved rounds: `warmup` untimed rounds, then `iters` timed ones, each a
-// call of every plan in turn, so that a change in the machine's load hits them all alike. A
-// plan's first call is checked (a wrong plan is not timed further). A plan whose calls here have
-// used budgetUs (> 0) stops early, after at least one timed call, and is marked cutShort; the
-// budget counts the agreed (max over ranks) times, so every rank stops after the same call.
+// The plans as timeInterleaved's candidates: float32 sum allreduces of `count` under each.
 Status timeRounds(core::ToolsView& c, Buffers& b, size_t count, int warmup, int iters,
                   double budgetUs, const std::vector<PlanTiming*>& plans) {
-  std::vector<double> spentUs(plans.size(), 0);
-  std::vector<bool> stopped(plans.size(), false);
-  for (int i = 0; i < warmup + iters; ++i) {
-    const bool warm = i < warmup;
-    for (size_t k = 0; k < plans.size(); ++k) {
-      PlanTiming* t = plans[k];
-      const bool overBudget = budgetUs > 0 && spentUs[k] > budgetUs;
-      if (!t->correct || stopped[k] || (warm && overBudget)) continue;
-      STRATA_ASSIGN_OR_RETURN(double us, timedCall(c, t->plan, b, count));
-      spentUs[k] += us;
-      if (!t->checked) {
-        STRATA_ASSIGN_OR_RETURN(t->correct, resultCorrect(c, b, count));
-        t->checked = true;
-        if (!t->correct) continue;  // a wrong plan is not worth timing
-      }
-      if (warm) continue;
-      t->us.push_back(us);
-      if (budgetUs > 0 && spentUs[k] > budgetUs && i + 1 < warmup + iters) {
-        stopped[k] = true;
-        t->cutShort = true;
-      }
-    }
+  std::vector<Candidate> candidates;
+  for (PlanTiming* t : plans) {
+    candidates.push_back(Candidate{t,
+                                   [&c, &b, t, count] {
+                                     return c.allReduceWithPlan(t->plan, b.send.data(),
+                                                                b.recv.data(), count, strataFloat32,
+                                                                strataSum);
+                                   },
+                                   [&c, &b, count] { return resultCorrect(c, b, count); }});
   }
-  for (PlanTiming* t : plans) t->medianUs = median(t->us);
-  return Status::ok();
+  return timeInterleaved(c, "allreduce", candidates, warmup, iters, budgetUs);
 }
 
 // The runoff (SweepOptions::runoffWithin): the plans close to the fastest get more interleaved
@@ -103,19 +94,34 @@ Status runoff(core::ToolsView& c, const SweepOptions& o, Buffers& b, SizeResult*
 
 float sweepInput(int rank, size_t i) { return static_cast<float>((rank + 1) * (i % 7 + 1)); }
 
-StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
-                                  const std::function<Status()>& call) {
-  STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-  const double t0 = MPI_Wtime();
-  const Status st = call();
-  const double local[2] = {(MPI_Wtime() - t0) * 1e6, st.isOk() ? 0.0 : 1.0};
-  double slowest[2] = {0, 0};
-  STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  if (slowest[1] != 0) {
-    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
-    return internalError(std::string(what) + " failed on some rank without an agreed error");
+Status timeInterleaved(core::ToolsView& c, const char* what,
+                       const std::vector<Candidate>& candidates, int warmup, int iters,
+                       double budgetUs) {
+  std::vector<double> spentUs(candidates.size(), 0);
+  std::vector<bool> stopped(candidates.size(), false);
+  for (int i = 0; i < warmup + iters; ++i) {
+    const bool warm = i < warmup;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      Timing* t = candidates[k].timing;
+      const bool overBudget = budgetUs > 0 && spentUs[k] > budgetUs;
+      if (!t->correct || stopped[k] || (warm && overBudget)) continue;
+      STRATA_ASSIGN_OR_RETURN(double us, timedOnEveryRank(c, what, candidates[k].call));
+      spentUs[k] += us;
+      if (!t->checked) {
+        STRATA_ASSIGN_OR_RETURN(t->correct, candidates[k].correct());
+        t->checked = true;
+        if (!t->correct) continue;  // a wrong candidate is not worth timing
+      }
+      if (warm) continue;
+      t->us.push_back(us);
+      if (budgetUs > 0 && spentUs[k] > budgetUs && i + 1 < warmup + iters) {
+        stopped[k] = true;
+        t->cutShort = true;
+      }
+    }
   }
-  return slowest[0];
+  for (const Candidate& cand : candidates) cand.timing->medianUs = median(cand.timing->us);
+  return Status::ok();
 }
 
 int fastestOf(const std::vector<PlanTiming>& plans) {

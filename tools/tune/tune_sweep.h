@@ -27,18 +27,42 @@ struct SweepOptions {
   int runoffIters = 10;
 };
 
-struct PlanTiming {
+// What timeInterleaved records for each candidate (a plan here, a form in tune_forms.h).
+struct Timing {
+  std::vector<double> us;  // each timed call: the slowest rank's time
+  double medianUs = 0;
+  bool correct = true;    // the first call's result was exact on every rank
+  bool checked = false;   // the result has been checked
+  bool cutShort = false;  // fewer calls than asked for: the time budget ran out
+};
+
+struct PlanTiming : Timing {
   plan::Plan plan;
   std::string description;  // describePlan
   double predictedUs = 0;   // the cost model with the measured links
   double fittedUs = 0;      // the cost model fitted to the sweep (tune_fit.h); 0: not yet
-  std::vector<double> us;   // each timed call: the slowest rank's time
-  double medianUs = 0;
-  bool correct = true;    // the first call's result was the exact sum on every rank
-  bool checked = false;   // the result has been checked
-  bool cutShort = false;  // fewer calls than asked for: the time budget ran out
-  bool added = false;     // not among the model's candidates at first: added by the fitted model
+  bool added = false;       // not among the model's candidates at first: added by the fitted model
 };
+
+// One candidate of timeInterleaved: where its timings go, one call of it (made on every rank
+// at once), and whether every rank's result of the call just made is exact (collective).
+struct Candidate {
+  Timing* timing = nullptr;
+  std::function<Status()> call;
+  std::function<StatusOr<bool>()> correct;
+};
+
+// Times `candidates` in interleaved rounds: `warmup` untimed rounds, then `iters` timed ones,
+// each a call of every candidate in turn, so that a change in the machine's load hits them all
+// alike. A call is timed between a barrier and the slowest rank's finish, and every rank gets
+// the same time or the same error. A candidate's first call is checked (a wrong one is not
+// timed further). A candidate whose calls here have used budgetUs (> 0) stops early, after at
+// least one timed call, and is marked cutShort; the budget counts the agreed (max over ranks)
+// times, so every rank stops after the same call. Sets each timing's medianUs. `what` names the
+// collective in an unagreed failure. Collective over MPI_COMM_WORLD.
+Status timeInterleaved(core::ToolsView& c, const char* what,
+                       const std::vector<Candidate>& candidates, int warmup, int iters,
+                       double budgetUs);
 
 struct SizeResult {
   size_t bytes = 0;
@@ -75,12 +99,6 @@ StatusOr<bool> timeAddedPlan(core::ToolsView& c, const SweepOptions& o, const pl
 // The sweep's inputs: small integers, so every partial sum is exact in float32 and the check of
 // a result can be exact. Rank `rank`'s element i.
 float sweepInput(int rank, size_t i);
-
-// One call of `call` on every rank, timed between a barrier and the slowest rank's finish.
-// Every rank returns the same time, or the same error (a failure on one rank fails them all, so
-// no rank is left waiting in the next call). `what` names the call in an unagreed failure.
-StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
-                                  const std::function<Status()>& call);
 
 // The index of the plan with the lowest median among the correct ones of `plans`, or -1.
 int fastestOf(const std::vector<PlanTiming>& plans);
