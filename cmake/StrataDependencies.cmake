@@ -28,7 +28,39 @@ endmacro()
 set(STRATA_HAVE_CUDA OFF)
 set(STRATA_GPU_DEFINITIONS "")
 set(STRATA_GPU_LIBRARIES "")
-if(NOT STRATA_WITH_CUDA STREQUAL "OFF")
+# The CUDA runtime the GPU parts and their tests link: CUDA's, or the stand-in's below.
+set(STRATA_CUDART CUDA::cudart_static)
+if(STRATA_CUDA_STANDIN)
+  # The CPU stand-in for CUDA (tests/cuda_standin, docs/gpu.md "The CPU stand-in"): the GPU
+  # parts compiled against CUDA's and NCCL's headers (a toolkit, or the nvidia-cuda-runtime,
+  # nvidia-nvtx and nvidia-nccl wheels: scripts/gpu-standin.sh fetches them) and linked to a
+  # runtime and a one-member NCCL of strata's tests, which run device work on host threads. No
+  # nvcc: strata's kernels become host functions (tests/cuda_standin/launch_standin.cc). For
+  # testing the device path without a GPU; what it builds is never for use.
+  find_path(STRATA_CUDA_INCLUDE_DIR cuda_runtime.h
+    HINTS $ENV{STRATA_CUDA_HEADERS} $ENV{CUDA_HOME}/include /usr/local/cuda/include)
+  find_path(STRATA_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h
+    HINTS $ENV{STRATA_CUDA_HEADERS} ${STRATA_CUDA_INCLUDE_DIR} $ENV{CUDA_HOME}/include)
+  find_path(NCCL_INCLUDE_DIR nccl.h
+    HINTS $ENV{STRATA_CUDA_HEADERS} $ENV{NCCL_HOME}/include ${STRATA_CUDA_INCLUDE_DIR})
+  if(NOT STRATA_CUDA_INCLUDE_DIR OR NOT STRATA_NVTX_INCLUDE_DIR OR NOT NCCL_INCLUDE_DIR)
+    message(FATAL_ERROR "STRATA_CUDA_STANDIN=ON needs CUDA's runtime and NVTX headers and "
+      "nccl.h (found: ${STRATA_CUDA_INCLUDE_DIR}, ${STRATA_NVTX_INCLUDE_DIR}, "
+      "${NCCL_INCLUDE_DIR}); scripts/gpu-standin.sh fetches them where no toolkit is installed")
+  endif()
+  set(STRATA_HAVE_CUDA ON)
+  set(CUDAToolkit_INCLUDE_DIRS ${STRATA_CUDA_INCLUDE_DIR} ${STRATA_NVTX_INCLUDE_DIR})
+  list(APPEND STRATA_GPU_DEFINITIONS STRATA_HAVE_CUDA STRATA_CUDA_STANDIN)
+  add_library(strata_nccl INTERFACE)
+  target_include_directories(strata_nccl INTERFACE ${NCCL_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  # strata's nccl fabric loads the stand-in's NCCL first (tests/cuda_standin/CMakeLists.txt).
+  target_compile_definitions(strata_nccl INTERFACE
+    STRATA_NCCL_BUILD_LIBRARY="$<TARGET_FILE:strata_nccl_standin>")
+  set(STRATA_CUDART strata_cuda_standin)
+  set(STRATA_GPU_LIBRARIES strata_cuda_standin strata_nccl)
+  message(STATUS "strata: the GPU parts against the CPU stand-in for CUDA (headers from "
+                 "${STRATA_CUDA_INCLUDE_DIR}, nccl.h from ${NCCL_INCLUDE_DIR}): a test build")
+elseif(NOT STRATA_WITH_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()
@@ -49,7 +81,7 @@ if(NOT STRATA_WITH_CUDA STREQUAL "OFF")
                         "(${NCCL_INCLUDE_DIR}, ${NCCL_LIBRARY}) was not found")
   endif()
 endif()
-if(STRATA_HAVE_CUDA)
+if(STRATA_HAVE_CUDA AND NOT STRATA_CUDA_STANDIN)
   list(APPEND STRATA_GPU_DEFINITIONS STRATA_HAVE_CUDA)
   # Device code for Ampere (sm_80) and Hopper (sm_90), plus compute_90 PTX that newer GPUs JIT.
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
@@ -73,6 +105,6 @@ if(STRATA_HAVE_CUDA)
   set(STRATA_GPU_LIBRARIES CUDA::cudart_static strata_nccl)
   message(STATUS "strata: CUDA ${CUDAToolkit_VERSION} and NCCL (${NCCL_LIBRARY}) found; "
                  "device code for ${CMAKE_CUDA_ARCHITECTURES}")
-else()
+elseif(NOT STRATA_HAVE_CUDA)
   message(STATUS "strata: building host-only (no CUDA/NCCL, or STRATA_WITH_CUDA=OFF)")
 endif()

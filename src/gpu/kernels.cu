@@ -1,5 +1,6 @@
-// gpu::reduceMany: one kernel instantiation per type and op (kernel_ops.cuh has the arithmetic).
-// scaleDown and waitCounter are in kernels_misc.cu.
+// gpu::launch::reduce (launch.h; kernels.cc checks the arguments first): one kernel
+// instantiation per type and op (kernel_ops.cuh has the arithmetic). The other launches are in
+// kernels_misc.cu.
 //
 // Each thread combines whole 16-byte packs of every source (one vector load per source), so a
 // warp reads 512 contiguous bytes per source per step; elements that do not fill a last pack,
@@ -14,10 +15,9 @@
 #include <string>
 
 #include "common/cuda_check.h"
-#include "common/datatype.h"
-#include "common/log.h"
 #include "gpu/kernel_ops.cuh"
 #include "gpu/kernels.h"
+#include "gpu/launch.h"
 
 namespace strata::gpu {
 namespace {
@@ -138,39 +138,17 @@ struct ReduceByType {
   }
 };
 
-Status rejected(const std::string& message) {
-  STRATA_WARN(kSubsysFabric, "gpu::reduceMany: %s", message.c_str());
-  return invalidArgument("gpu::reduceMany: " + message);
-}
-
 }  // namespace
 
-Status reduceMany(void* dst, const void* const* srcs, int nsrc, size_t count, strataDataType_t type,
-                  strataRedOp_t op, cudaStream_t stream) {
-  if (nsrc < 1 || nsrc > kMaxReduceSources) {
-    return rejected("nsrc " + std::to_string(nsrc) + " is outside 1.." +
-                    std::to_string(kMaxReduceSources));
-  }
-  if (!validDataType(type))
-    return rejected("invalid datatype " + std::to_string(static_cast<int>(type)));
-  if (!validRedOp(op))
-    return rejected("invalid reduction op " + std::to_string(static_cast<int>(op)));
-  if (count == 0) return Status::ok();
-  if (dst == nullptr || srcs == nullptr) return rejected("dst or srcs is NULL");
+namespace launch {
+
+Status reduce(void* dst, const void* const* srcs, int nsrc, size_t count, strataDataType_t type,
+              strataRedOp_t op, cudaStream_t stream) {
   ReduceArgs a{dst, {}, nsrc, count, op, stream};
-  for (int s = 0; s < nsrc; ++s) {
-    if (srcs[s] == nullptr) return rejected("srcs[" + std::to_string(s) + "] is NULL");
-    a.srcs.p[s] = srcs[s];
-  }
-  if (nsrc == 1) {
-    // A copy, bit for bit, as on the host (no widening that would quieten a signalling NaN).
-    if (dst != srcs[0]) {
-      STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, srcs[0], count * dataTypeSize(type),
-                                        cudaMemcpyDeviceToDevice, stream));
-    }
-    return Status::ok();
-  }
+  for (int s = 0; s < nsrc; ++s) a.srcs.p[s] = srcs[s];
   return detail::visitType<ReduceByType>(type, a);
 }
+
+}  // namespace launch
 
 }  // namespace strata::gpu

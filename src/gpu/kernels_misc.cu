@@ -1,4 +1,5 @@
-// gpu::scaleDown (the average's division) and gpu::waitCounter (a stream waits for the host).
+// gpu::launch::scale (the average's division), waitCounter (a stream waits for the host) and
+// preload (launch.h; kernels.cc checks the arguments first).
 // nvcc's front end reads status.h's `status_ = internalError(...)` (an assignment) as a
 // discarded [[nodiscard]] result, warning #2810; g++ rightly does not.
 #pragma nv_diag_suppress 2810
@@ -7,10 +8,9 @@
 #include <type_traits>
 
 #include "common/cuda_check.h"
-#include "common/datatype.h"
-#include "common/log.h"
 #include "gpu/kernel_ops.cuh"
 #include "gpu/kernels.h"
+#include "gpu/launch.h"
 
 namespace strata::gpu {
 namespace {
@@ -69,33 +69,22 @@ struct PreloadByType {
   }
 };
 
-Status rejected(const char* fn, const std::string& message) {
-  STRATA_WARN(kSubsysFabric, "gpu::%s: %s", fn, message.c_str());
-  return invalidArgument(std::string("gpu::") + fn + ": " + message);
-}
-
 }  // namespace
 
-Status scaleDown(void* buf, size_t count, strataDataType_t type, int divisor, cudaStream_t stream) {
-  if (divisor < 1)
-    return rejected("scaleDown", "divisor " + std::to_string(divisor) + " is below 1");
-  if (!validDataType(type)) {
-    return rejected("scaleDown", "invalid datatype " + std::to_string(static_cast<int>(type)));
-  }
-  if (divisor == 1 || count == 0) return Status::ok();  // x / 1 is x, bit for bit
-  if (buf == nullptr) return rejected("scaleDown", "buf is NULL");
+namespace launch {
+
+Status scale(void* buf, size_t count, strataDataType_t type, int divisor, cudaStream_t stream) {
   return detail::visitType<ScaleByType>(type, buf, count, divisor, stream);
 }
 
 Status waitCounter(const volatile unsigned long long* flag, unsigned long long target,
                    cudaStream_t stream) {
-  if (flag == nullptr) return rejected("waitCounter", "flag is NULL");
   waitCounterKernel<<<1, 1, 0, stream>>>(flag, target);
   STRATA_CUDA_CHECK(cudaGetLastError());
   return Status::ok();
 }
 
-Status preloadKernels() {
+Status preload() {
   cudaFuncAttributes attributes;
   STRATA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, waitCounterKernel));
   for (int t = 0; t < static_cast<int>(strataNumTypes); ++t) {
@@ -103,5 +92,7 @@ Status preloadKernels() {
   }
   return Status::ok();
 }
+
+}  // namespace launch
 
 }  // namespace strata::gpu
