@@ -241,7 +241,10 @@ struct Fixture {
     host.clear();
     for (int s = 0; s < strata::gpu::kMaxReduceSources; ++s) {
       host.push_back(makeData(type, kind, s, kCapacity));
-      REQUIRE_CUDA(cudaMemcpy(dev[s]->p, host[s].data(), kCapacity * ts, cudaMemcpyHostToDevice));
+      // On the stream the kernels run on: a pageable cudaMemcpy on the legacy stream may return
+      // before its data lands, and a non-blocking stream is not ordered after it.
+      REQUIRE_CUDA(cudaMemcpyAsync(dev[s]->p, host[s].data(), kCapacity * ts,
+                                   cudaMemcpyHostToDevice, stream.s));
     }
   }
 
@@ -321,7 +324,10 @@ TEST_CASE("gpu scaleDown matches the host's division", "[gpu][kernels]") {
       DeviceBuffer buf(count * ts);
       for (int divisor : {1, 3, 7}) {
         INFO(strata::dataTypeName(type) << ", count " << count << ", divisor " << divisor);
-        REQUIRE_CUDA(cudaMemcpy(buf.p, in.data(), count * ts, cudaMemcpyHostToDevice));
+        // Ordered on the kernel's stream (the GPU run's divisor-1 zeros: a legacy-stream
+        // cudaMemcpy that had not landed when the non-blocking stream read the buffer).
+        REQUIRE_CUDA(cudaMemcpyAsync(buf.p, in.data(), count * ts, cudaMemcpyHostToDevice,
+                                     stream.s));
         const strata::Status st = strata::gpu::scaleDown(buf.p, count, type, divisor, stream.s);
         INFO(st.message());
         REQUIRE(st.isOk());
@@ -338,7 +344,7 @@ TEST_CASE("gpu waitCounter holds its stream until the host counter reaches the t
   Stream stream;
   MappedCounter counter;
   DeviceBuffer marker(64);
-  REQUIRE_CUDA(cudaMemset(marker.p, 0, 64));
+  REQUIRE_CUDA(cudaMemsetAsync(marker.p, 0, 64, stream.s));  // before the wait, on its stream
 
   REQUIRE(strata::gpu::waitCounter(counter.device, 5, stream.s).isOk());
   REQUIRE_CUDA(cudaMemsetAsync(marker.p, 1, 64, stream.s));  // queued behind the wait

@@ -60,6 +60,7 @@ class DeviceBuffer {
   explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
     REQUIRE(cudaMalloc(&ptr_, bytes_) == cudaSuccess);
     REQUIRE(cudaMemset(ptr_, kSentinel, bytes_) == cudaSuccess);
+    landed();
   }
   ~DeviceBuffer() { (void)cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -70,7 +71,13 @@ class DeviceBuffer {
     REQUIRE(offset + host.size() <= bytes_);
     REQUIRE(cudaMemcpy(get() + offset, host.data(), host.size(), cudaMemcpyHostToDevice) ==
             cudaSuccess);
+    landed();
   }
+  // cudaMemset and a pageable cudaMemcpy return before the device memory is written (on the
+  // legacy stream), and the fabric's stream is non-blocking, so not ordered after them: wait
+  // here (the GPU run's wrong values at elements 0 and 576 of 1021: the upload had not landed).
+  static void landed() { REQUIRE(cudaDeviceSynchronize() == cudaSuccess); }
+
   Bytes download() const {
     Bytes host(bytes_);
     REQUIRE(cudaMemcpy(host.data(), ptr_, bytes_, cudaMemcpyDeviceToHost) == cudaSuccess);

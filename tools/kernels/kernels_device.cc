@@ -167,6 +167,9 @@ int runDevice(const DeviceSweep& sweep) {
   check(cudaMemset(a.p, 0x3c, maxBytes), "cudaMemset");
   check(cudaMemset(b.p, 0x3c, maxBytes), "cudaMemset");
   check(cudaMemset(dst.p, 0, maxBytes), "cudaMemset");
+  // cudaMemset returns before it runs, on the legacy stream, which the timed (non-blocking)
+  // stream does not wait for.
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after cudaMemset");
   Stream stream;
   Timer timer(stream.s);
   printHeader(prop, sweep.iters);
