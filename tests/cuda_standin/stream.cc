@@ -96,8 +96,11 @@ void Stream::delay() {
   if (rng_() % 4 != 0) return;
   const double d = static_cast<double>(rng_() % (max + 1));
   if (d > delayTokensUs_) return;
-  delayTokensUs_ -= d;
   std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(d));
+  // What the sleep cost (a short one oversleeps by tens of microseconds), not what was asked.
+  const Clock::time_point woke = Clock::now();
+  delayTokensUs_ -= std::chrono::duration<double, std::micro>(woke - now).count();
+  lastRefill_ = woke;
 }
 
 void Stream::run() {

@@ -13,6 +13,9 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -163,6 +166,63 @@ TEST_CASE("staged fabric: rooted operations and exchange over one member copy th
                                           {false, got.p, n, strataFloat32, 0}};
     REQUIRE(f.exchange(ops, 2).isOk());
     checkSame(got.download(n), in);
+  }
+}
+
+// On a GPU, cudaFreeHost waits for the whole device, the stream gate's spinning kernel included,
+// which waits for the very call that frees: the runner must never free pinned memory while it
+// holds a gate (gpu/stream_gate.h). Exchanges of growing size make the staged fabric's bounce
+// buffer grow, behind a gate on the caller's stream, as device send/recv run.
+TEST_CASE("staged fabric: exchanges behind a stream gate grow the bounce buffer without a wait "
+          "for the whole device") {
+  Stream user, comm;
+  auto self = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
+  REQUIRE(self.isOk());
+  auto host = strata::fabric::createFabric("mpi", *self.value());
+  REQUIRE(host.isOk());
+  strata::fabric::FabricOptions options;
+  options.stream = comm.s;
+  auto staged = strata::fabric::createStagedFabric(*self.value(), host.value().get(), options);
+  REQUIRE(staged.isOk());
+  Fabric& f = *staged.value();
+  Engine engine(/*threaded=*/true);
+  auto gate = StreamGate::create();
+  REQUIRE(gate.isOk());
+  const size_t sizes[] = {16, 1021, (size_t{1} << 16) + 3};
+  std::vector<std::unique_ptr<DeviceArray<float>>> srcs, dsts;
+  for (size_t n : sizes) {
+    srcs.push_back(std::make_unique<DeviceArray<float>>(n));
+    dsts.push_back(std::make_unique<DeviceArray<float>>(n));
+    srcs.back()->upload(values(n, static_cast<float>(n)));
+  }
+  uint64_t seq = 0;
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    Fabric* fp = &f;
+    DeviceArray<float>* src = srcs[i].get();
+    DeviceArray<float>* dst = dsts[i].get();
+    const size_t n = sizes[i];
+    REQUIRE(submitGated(engine, *gate.value(), user.s, ++seq, [fp, src, dst, n] {
+              const strata::fabric::PeerOp ops[] = {{true, src->p, n, strataFloat32, 0},
+                                                    {false, dst->p, n, strataFloat32, 0}};
+              return fp->exchange(ops, 2);
+            }).isOk());
+  }
+  // Poll, not cudaStreamSynchronize: a runner stuck in a device-wide wait never opens the gate,
+  // and nothing could end the test but its ctest timeout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (cudaStreamQuery(user.s) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (cudaStreamQuery(user.s) == cudaErrorNotReady) {
+    std::fprintf(stderr,
+                 "FAILED: the gated stream never opened in 30 s: the runner is stuck in a wait "
+                 "for the whole device (a cudaFreeHost or cudaFree while the gate's kernel "
+                 "spins)\n");
+    std::_Exit(1);  // the engine's thread cannot be joined
+  }
+  CHECK(engine.drain().isOk());
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    INFO("exchange of " << sizes[i]);
+    checkSame(dsts[i]->download(sizes[i]), values(sizes[i], static_cast<float>(sizes[i])));
   }
 }
 

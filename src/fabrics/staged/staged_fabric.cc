@@ -46,6 +46,7 @@ class StagedFabric final : public Fabric {
       }
     }
     if (start_ != nullptr) (void)cudaEventDestroy(start_);
+    for (char* b : outgrown_) (void)cudaFreeHost(b);
     if (bounce_ != nullptr) (void)cudaFreeHost(bounce_);
     if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   }
@@ -189,15 +190,19 @@ class StagedFabric final : public Fabric {
     return l;
   }
 
-  // A pinned buffer of at least `bytes` for exchange(), kept for the next call.
+  // A pinned buffer of at least `bytes` for exchange(), kept for the next call. The one it
+  // outgrows is freed only with the fabric: cudaFreeHost waits for the whole device, and this
+  // runs on the progress thread while a stream gate's kernel spins waiting for it
+  // (gpu/stream_gate.h), which would never end. Growth at least doubles, so the buffers kept
+  // add up to less than twice the largest.
   Status ensureBounce(size_t bytes) {
     if (bytes <= bounceBytes_) return Status::ok();
-    if (bounce_ != nullptr) STRATA_CUDA_CHECK(cudaFreeHost(bounce_));
-    bounce_ = nullptr;
-    bounceBytes_ = 0;
-    STRATA_CUDA_CHECK(
-        cudaHostAlloc(reinterpret_cast<void**>(&bounce_), bytes, cudaHostAllocPortable));
-    bounceBytes_ = bytes;
+    const size_t want = std::max(bytes, 2 * bounceBytes_);
+    char* grown = nullptr;
+    STRATA_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&grown), want, cudaHostAllocPortable));
+    if (bounce_ != nullptr) outgrown_.push_back(bounce_);
+    bounce_ = grown;
+    bounceBytes_ = want;
     return Status::ok();
   }
 
@@ -293,6 +298,7 @@ class StagedFabric final : public Fabric {
   std::array<Chunk, kSlots> chunks_;  // the chunk each slot holds
   char* bounce_ = nullptr;            // exchange()'s pinned buffer
   size_t bounceBytes_ = 0;
+  std::vector<char*> outgrown_;  // earlier bounce buffers, freed with the fabric
   std::vector<PeerOp> hostOps_;  // exchange()'s operations on the bounce buffer
 };
 
