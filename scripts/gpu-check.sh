@@ -5,34 +5,40 @@
 #   .debs/         Debian 12 packages from scripts/gpu-debs.sh (Open MPI, hwloc, yaml-cpp, ...),
 #                  unpacked under a prefix of their own, never over /
 #   .nccl-tests/   NVIDIA's nccl-tests source (scripts/gpu-prepare.sh puts it there)
-# Phases, fastest proof first; each is bounded in time, logs into $OUT, and a failure never
-# stops the phases after it:
+# Phases, in the order of what only a GPU shows; each is bounded in time (a cap, which every
+# test inside it undercuts with its own timeout, so that a hang prints its stack into the log
+# before the cap cuts the phase), logs into $OUT as it goes, and a failure never stops the
+# phases after it:
 #   build      strata with CUDA, NCCL from NCCL_HOME (found in the Python's site-packages when
-#              unset), sm_90 only, the torch backend against this Python's PyTorch; nccl-tests
-#              builds beside it in the background
+#              unset), sm_90 only, the torch backend against this Python's PyTorch (its
+#              extension builds in the background while unit runs); nccl-tests builds beside it
 #   unit       strata-info; ctest's single-process GPU entries: kernels, stream gate, nccl and
-#              staged fabrics, strata-kernels --device
-#   nccltests  nccl-tests' *_perf -g 1 -c 1 with the real NCCL and under strata's drop-in
-#   torch      ctest -L torch: CUDA tensors (torch.cuda.*) first, then the CPU entries
-#   mpi        mpi.device.* and strata-perf --device: ranks sharing the one GPU (slow: without
-#              MPS the processes take turns on it)
-#   bench      bench/gpu: kernels against a device copy, staged device allreduce against host
+#              staged fabrics, strata-kernels --device (each at most 60 s)
+#   torch      torch.cuda.np2: CUDA tensors on two ranks sharing the GPU (watchdog 90 s, ctest
+#              timeout 120 s; its sections stream into the log as they start)
 #   ptnccl     PyTorch's ProcessGroupNCCL under the drop-in (the id through its TCPStore), two
 #              ranks on the GPU started by tools/strata-run: collectives and a DDP step
+#   mpi        mpi.device.* and the tools' MPI device entries: ranks sharing the one GPU (slow:
+#              without MPS the processes take turns on it; each entry at most 100 s)
+#   nccltests  nccl-tests' *_perf -g 1 -c 1 with the real NCCL and under strata's drop-in
+#   bench      bench/gpu: kernels against a device copy, staged device allreduce against host
+#   torchcpu   (not in the default list) the torch backend's CPU entries under this machine's
+#              PyTorch, for a PyTorch that CI does not have
 # Output ($OUT, default gpu-check-out/; at most 8 files so the device tool brings all back):
-#   summary.txt env.txt build.log unit.log nccltests.log torch.log mpi.log bench.tgz
+#   summary.txt env.txt build.log unit.log torch.log mpi.log nccltests.log bench.tgz
 #
 #   bash scripts/gpu-check.sh [--phases LIST] [--budget SECONDS] [--build DIR]
 #
-#   --phases   comma-separated subset of: build,unit,nccltests,torch,mpi,bench,ptnccl (default
-#              all); the later phases need a build, made now or earlier in --build
+#   --phases   comma-separated subset of: build,unit,torch,ptnccl,mpi,nccltests,bench,torchcpu
+#              (default all but torchcpu); the later phases need a build, made now or earlier
+#              in --build
 #   --budget   seconds for the whole run (default 480); a phase that would start with under
 #              20 s left is reported as not run; over 480 stretches each phase's cap alike
 #   --build    strata's build folder (default build-gpu/ in the repository)
 # Exit status: 0 when every phase that ran passed, 1 otherwise, 2 on a usage error.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-phases="build,unit,nccltests,torch,mpi,bench,ptnccl"
+phases="build,unit,torch,ptnccl,mpi,nccltests,bench"
 budget=480
 build="$root/build-gpu"
 while (($#)); do
@@ -40,7 +46,7 @@ while (($#)); do
     --phases) phases="${2:?--phases needs a value}"; shift ;;
     --budget) budget="${2:?--budget needs a value}"; shift ;;
     --build) build="${2:?--build needs a value}"; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -82,7 +88,7 @@ phase() {
   local how="passed"
   # Without a GPU, a GPU phase's pass means: everything that needs no GPU held, and the GPU
   # entries reported skipped.
-  ((gpu == 0)) && [[ "$name" =~ ^(unit|mpi|bench|nccltests|ptnccl)$ ]] && how="checked without a GPU"
+  ((gpu == 0)) && [[ "$name" =~ ^(unit|torch|mpi|bench|nccltests|ptnccl)$ ]] && how="checked without a GPU"
   ((rc == 124 || rc == 137)) && how="TIMED OUT after $cap s"
   ((rc != 0 && rc != 124 && rc != 137)) && how="FAILED (exit $rc)"
   note "$name: $how in $(($(date +%s) - start)) s"
@@ -238,13 +244,15 @@ fi
 # ---- tests ---------------------------------------------------------------------------------
 gpu_unit() {
   "$build/tools/strata-info" || return 1
-  # One process each: the kernels, the stream gate, the nccl and staged fabrics, the tools.
-  run_ctest -L gpu -LE 'mpi|torch' --timeout 60 -j 4
+  # One process each: the kernels, the stream gate, the nccl and staged fabrics, the tools
+  # (each entry's TIMEOUT is 60 s, under the phase's cap).
+  run_ctest -L gpu -LE 'mpi|torch' -j 4
 }
 gpu_mpi() {
   # Several ranks share the GPU in each entry; without MPS they take turns on it (docs/gpu.md),
-  # so these are the slowest entries, and run after everything faster.
-  run_ctest -L gpu -L mpi -LE torch --timeout 90 -j 3
+  # so these are the slowest entries, and run after everything faster (each entry's TIMEOUT
+  # is 100 s and its watchdog 80 s, under the phase's cap).
+  run_ctest -L gpu -L mpi -LE torch -j 3
 }
 # run_ctest ARGS...: ctest on the build; a test skipped on a GPU machine is a failure of the
 # proof, never a pass.
@@ -305,34 +313,25 @@ nccl_tests() {
 }
 export -f nccl_tests
 
-# ---- torch: strata_torch against this machine's PyTorch, on CPU and CUDA tensors -----------
-torch_tests() {
+# ---- torch: strata_torch against this machine's PyTorch, on CUDA tensors (and CPU ones) -----
+# Waits for the extension that builds in the background (its time counts in the phase).
+torch_built() {
   [ -f "$build.torch-off" ] && { cat "$build.torch-off"; return 1; }
   while [ ! -f "$build.torch.rc" ]; do sleep 1; done
   cat "$build.torch.log"
-  [ "$(cat "$build.torch.rc")" = 0 ] || return 1
-  # CUDA tensors first: what only this machine can show.
-  run_ctest -L torch -L gpu --timeout 120 && run_ctest -L torch -LE gpu --timeout 120 -j 2
+  [ "$(cat "$build.torch.rc")" = 0 ]
 }
-export -f torch_tests
-
-# ---- the phases, fastest proof first -------------------------------------------------------
-# (The first GPU run went build, tests, bench, ...: two ranks sharing the GPU in mpi.device.np2
-# and in the benchmark's device allreduce took the whole budget, and the kernels' unit tests
-# never ran. Single-process checks now come before the slow multi-rank ones.)
-if ((built)); then
-  want unit && phase unit 120 "$out/unit.log" gpu_unit
-  want nccltests && phase nccltests 120 "$out/nccltests.log" nccl_tests
-  want torch && phase torch 150 "$out/torch.log" torch_tests
-  want mpi && phase mpi 200 "$out/mpi.log" gpu_mpi
-  if want bench; then
-    phase bench 150 "$out/bench.log.txt" bench_gpu
-    # bench's own log travels inside the tarball (8 files at most come back).
-    mkdir -p "$root/bench/results/$label"
-    mv "$out/bench.log.txt" "$root/bench/results/$label/bench-gpu.log"
-    tar -czf "$out/bench.tgz" -C "$root/bench/results" "$label"
-  fi
-fi
+torch_cuda() {
+  torch_built || return 1
+  # -V: the test's section lines reach the log as they are printed, so a cut run shows where
+  # each rank was.
+  run_ctest -V -L torch -L gpu
+}
+torch_cpu() {
+  torch_built || return 1
+  run_ctest -L torch -LE gpu -j 2
+}
+export -f torch_built torch_cuda torch_cpu
 
 # ---- PyTorch's ProcessGroupNCCL under the drop-in ------------------------------------------
 # Two ranks on the one GPU, started by tools/strata-run (no MPI): ProcessGroupNCCL passes the id
@@ -341,7 +340,7 @@ pt_nccl() {
   local dropin="$build/nccl_dropin/libstrata_nccl.so" text rc
   [ -f "$dropin" ] || { echo "no $dropin"; return 1; }
   ((gpu)) || { echo "no GPU: ProcessGroupNCCL not run"; return 0; }
-  text=$("$PY" "$root/tools/strata-run" -n 2 --timeout 100 -- env LD_PRELOAD="$dropin" \
+  text=$("$PY" "$root/tools/strata-run" -n 2 --timeout 70 -- env LD_PRELOAD="$dropin" \
     NCCL_DEBUG=INFO STRATA_TIMEOUT=60 "$PY" "$root/tests/torch/pg_nccl_dropin.py" 2>&1)
   rc=$?
   echo "$text" | grep -vE 'NCCL INFO (Channel|Connected|Ring|Trees|comm 0x)' | tail -80
@@ -350,8 +349,26 @@ pt_nccl() {
   return $rc
 }
 export -f pt_nccl
-if want ptnccl && ((built)); then
-  phase ptnccl 110 "$out/torch.log" pt_nccl
+
+# ---- the phases, what only a GPU shows first ------------------------------------------------
+# (The first GPU run went build, tests, bench, ...: two ranks sharing the GPU in mpi.device.np2
+# and in the benchmark's device allreduce took the whole budget, and the kernels' unit tests
+# never ran; the second had torch's CUDA entry cut with no traceback. Single-process checks
+# come first, then the CUDA tensors of PyTorch, then the slow multi-rank ones.)
+if ((built)); then
+  want unit && phase unit 90 "$out/unit.log" gpu_unit
+  want torch && phase torch 180 "$out/torch.log" torch_cuda
+  want ptnccl && phase ptnccl 90 "$out/torch.log" pt_nccl
+  want mpi && phase mpi 200 "$out/mpi.log" gpu_mpi
+  want nccltests && phase nccltests 120 "$out/nccltests.log" nccl_tests
+  if want bench; then
+    phase bench 120 "$out/bench.log.txt" bench_gpu
+    # bench's own log travels inside the tarball (8 files at most come back).
+    mkdir -p "$root/bench/results/$label"
+    mv "$out/bench.log.txt" "$root/bench/results/$label/bench-gpu.log"
+    tar -czf "$out/bench.tgz" -C "$root/bench/results" "$label"
+  fi
+  want torchcpu && phase torchcpu 200 "$out/torch.log" torch_cpu
 fi
 
 note "total $(($(date +%s) - t0)) s; $( ((overall == 0)) && echo 'every phase that ran passed' || echo 'SOME PHASES FAILED OR DID NOT RUN')"

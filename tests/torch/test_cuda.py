@@ -10,9 +10,17 @@ rank), which this test checks.
 Inputs are small integers, so sums are exact in float16 and bfloat16 as in float32 whatever the
 order of reduction; AVG, which divides, is compared within a dtype-sized tolerance.
 
+Two ranks on one GPU take turns on it (no MPS), and every collective holds the user's stream with
+a spinning kernel while the host runs it, so each call costs context switches: the sizes are kept
+small (one float32 allreduce of a million elements) to finish within a minute on one H200. Each
+rank prints a line per section with the time since start, so a run cut short shows where each
+rank was; the watchdog (90 s, every thread's stack) fires before ctest's TIMEOUT (120 s), and
+the group's timeout (60 s) makes a collective that waits for ever fail with strata's message.
+
     mpiexec -n 2 python3 tests/torch/test_cuda.py
 """
 import os
+import time
 
 import harness
 
@@ -24,7 +32,16 @@ if not torch.cuda.is_available():
 if harness.BACKEND != "strata":
     harness.skip("test_cuda.py tests the strata backend's CUDA path (Gloo lacks reduce_scatter)")
 
-rank, size = harness.start(watchdog_s=280)
+T0 = time.monotonic()
+rank, size = harness.start(watchdog_s=90)
+
+
+def section(name):
+    """One line per rank and section: where a run that was cut short had got to."""
+    print(f"[rank {rank} +{time.monotonic() - T0:.1f}s] {name}", flush=True)
+
+
+section("group initialised")
 
 import torch.distributed as dist  # noqa: E402
 from torch import nn  # noqa: E402
@@ -33,7 +50,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 ck = harness.Checker(rank)
 R = dist.ReduceOp
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-SIZES = [0, 1, 1021, (1 << 20) + 3]
+SIZES = [0, 1, 1021, (1 << 16) + 3]
 AVG_RTOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-6}
 
 local = -1
@@ -63,6 +80,7 @@ def on_dev(t):
 
 
 # The first CUDA collective pins the device from the local rank when the user left it at 0.
+section("first CUDA collective (device state, staged fabrics)")
 x = on_dev(inputs(rank, 4, torch.float32))
 dist.all_reduce(x)
 want_dev = local if 0 <= local < ndev else 0
@@ -72,6 +90,7 @@ ck.check(torch.cuda.current_device() == want_dev,
 ck.equal(x.cpu(), total(4, torch.float32).float(), "first allreduce")
 
 for dtype in DTYPES:
+    section(f"collectives of {dtype}, sizes {SIZES}")
     for n in SIZES:
         what = f"{dtype} n={n}"
         # allreduce: sum, and avg where the dtype is floating (all here).
@@ -116,7 +135,15 @@ for dtype in DTYPES:
             scatter_tensor(out, on_dev(src))
             ck.equal(out.cpu(), mine, f"reduce_scatter_tensor {what}")
 
+# One large call: several staging chunks (4 MiB slots) with the stream held all along.
+section("allreduce of (1 << 20) + 3 float32")
+n = (1 << 20) + 3
+t = on_dev(inputs(rank, n, torch.float32, 9))
+dist.all_reduce(t)
+ck.equal(t.cpu(), total(n, torch.float32, 9).float(), f"allreduce sum float32 n={n}")
+
 # A non-contiguous tensor: worked on through a copy, copied back on the stream.
+section("non-contiguous tensor, stream order, side stream, future")
 m = on_dev(inputs(rank, 6 * 7, torch.float32, 7).view(6, 7)).t()
 dist.all_reduce(m)
 ck.equal(m.cpu(), total(6 * 7, torch.float32, 7).float().view(6, 7).t(), "allreduce transposed")
@@ -157,6 +184,7 @@ got = fut.wait()[0]
 ck.equal(got.cpu(), total(1021, torch.float32, 8).float(), "future value")
 
 # What CUDA tensors do not get: a clear refusal, never a wrong result.
+section("send/recv refused")
 if size > 1:
     try:
         if rank == 0:
@@ -185,6 +213,7 @@ def batch(r, step):
     return torch.randn(8, 32, generator=g), torch.randn(8, 4, generator=g)
 
 
+section("DDP: two steps")
 torch.manual_seed(5)
 ref = Net()
 model = Net().to(dev)
@@ -213,4 +242,5 @@ for (name, p), q in zip(model.named_parameters(), ref.parameters()):
              f"{(p.detach().cpu() - q.detach()).abs().max().item()}")
 
 torch.cuda.synchronize()
+section("teardown")
 ck.finish()
