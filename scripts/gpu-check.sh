@@ -134,7 +134,11 @@ cat "$out/env.txt"
 # the GPU entries must then report skipped (never passed), nccl-tests is built but not run.
 gpu=1
 nvidia-smi -L >/dev/null 2>&1 || gpu=0
-export gpu
+# The multigpu entries need a GPU per process: left out (not counted as skipped) on one GPU.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+multi=multigpu
+((gpus >= 2)) && multi=no-such-label
+export gpu multi
 note "environment read$( ((gpu)) || echo '; NO GPU: the GPU phases check only what runs without one')"
 
 # ---- Open MPI and the other Debian packages, unpacked under $deps --------------------------
@@ -246,13 +250,13 @@ gpu_unit() {
   "$build/tools/strata-info" || return 1
   # One process each: the kernels, the stream gate, the nccl and staged fabrics, the tools
   # (each entry's TIMEOUT is 60 s, under the phase's cap).
-  run_ctest -L gpu -LE 'mpi|torch' -j 4
+  run_ctest -L gpu -LE "mpi|torch|$multi" -j 4
 }
 gpu_mpi() {
   # Several ranks share the GPU in each entry; without MPS they take turns on it (docs/gpu.md),
   # so these are the slowest entries, and run after everything faster (each entry's TIMEOUT
   # is 100 s and its watchdog 80 s, under the phase's cap).
-  run_ctest -L gpu -L mpi -LE torch -j 3
+  run_ctest -L gpu -L mpi -LE "torch|$multi" -j 3
 }
 # run_ctest ARGS...: ctest on the build; a test skipped on a GPU machine is a failure of the
 # proof, never a pass.

@@ -2,7 +2,8 @@
 # scripts/gpu-standin.sh: strata's GPU tests on CPUs, against the CPU stand-in for CUDA
 # (tests/cuda_standin; docs/gpu.md, "The CPU stand-in"). Builds the STRATA_CUDA_STANDIN=ON
 # configuration in a folder of its own and runs every GPU entry that needs no PyTorch: the GPU
-# unit tests, mpi.device.* and the tools' device entries (ctest -L gpu -LE torch). CI runs it.
+# unit tests, mpi.device.* and the tools' device entries (ctest -L gpu -LE 'torch|multigpu'). CI
+# runs it.
 # It exits 0 only when every entry passed: a skipped entry, or no entry at all, is a failure.
 #
 #   bash scripts/gpu-standin.sh [--build DIR] [--delay US] [--repeat N] [CTEST_ARGS...]
@@ -94,7 +95,9 @@ export CUDA_STANDIN_DELAY_US="$delay"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L gpu -LE torch \
+# Not torch.cuda.* (PyTorch's own CUDA) nor the multigpu entries (one NCCL group over several
+# GPUs: the stand-in has one GPU, and its NCCL one member).
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -L gpu -LE 'torch|multigpu' \
   --repeat "until-fail:$repeat" "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
 total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
 if grep -qE '\*\*\*Skipped|\(Skipped\)|Not Run|No tests were found' "$log"; then

@@ -205,27 +205,14 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
   return ncclSuccess;
 }
 
+// The result's name; what went wrong is in ncclGetLastError and on stderr.
 const char* ncclGetErrorString(ncclResult_t result) {
-  switch (result) {
-    case ncclSuccess:
-      return "no error";
-    case ncclUnhandledCudaError:
-      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError:
-      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError:
-      return "internal error - please report this issue to the NCCL developers";
-    case ncclInvalidArgument:
-      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage:
-      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError:
-      return "remote process exited or there was a network error";
-    case ncclInProgress:
-      return "NCCL operation in progress";
-    default:
-      return "unknown result code";
-  }
+  static const char* const kNames[] = {"ncclSuccess",        "ncclUnhandledCudaError",
+                                       "ncclSystemError",    "ncclInternalError",
+                                       "ncclInvalidArgument", "ncclInvalidUsage",
+                                       "ncclRemoteError",    "ncclInProgress"};
+  const int r = static_cast<int>(result);
+  return r >= 0 && r < ncclNumResults ? kNames[r] : "an unknown ncclResult_t";
 }
 
 const char* ncclGetLastError(ncclComm_t comm) {

@@ -100,20 +100,33 @@ std::vector<float> values(size_t n, float base) {
   return v;
 }
 
+// A staged fabric over a one-member mpi fabric (MPI_COMM_SELF), its work on `stream`, cut
+// into slots of `slotBytes` (0: the default).
+struct StagedOverSelf {
+  std::unique_ptr<strata::boot::Bootstrap> self;
+  std::unique_ptr<Fabric> host, staged;
+  StagedOverSelf(cudaStream_t stream, size_t slotBytes) {
+    auto boot = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
+    REQUIRE(boot.isOk());
+    self = boot.take();
+    auto h = strata::fabric::createFabric("mpi", *self);
+    REQUIRE(h.isOk());
+    host = h.take();
+    strata::fabric::FabricOptions options;
+    options.stream = stream;
+    if (slotBytes > 0) options.stagingBytes = slotBytes;
+    auto f = strata::fabric::createStagedFabric(*self, host.get(), options);
+    REQUIRE(f.isOk());
+    staged = f.take();
+  }
+};
+
 }  // namespace
 
 TEST_CASE("staged fabric: many chunks and a partial last one, in and out of place") {
   Stream stream;
-  auto self = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
-  REQUIRE(self.isOk());
-  auto host = strata::fabric::createFabric("mpi", *self.value());
-  REQUIRE(host.isOk());
-  strata::fabric::FabricOptions options;
-  options.stream = stream.s;
-  options.stagingBytes = 64;
-  auto staged = strata::fabric::createStagedFabric(*self.value(), host.value().get(), options);
-  REQUIRE(staged.isOk());
-  Fabric& f = *staged.value();
+  StagedOverSelf t(stream.s, 64);
+  Fabric& f = *t.staged;
   CHECK(std::string(f.name()) == "mpi-staged");
   for (size_t n : {size_t{1}, size_t{16}, size_t{1021}, size_t{1} << 20}) {
     CAPTURE(n);
@@ -135,16 +148,8 @@ TEST_CASE("staged fabric: many chunks and a partial last one, in and out of plac
 
 TEST_CASE("staged fabric: rooted operations and exchange over one member copy through slots") {
   Stream stream;
-  auto self = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
-  REQUIRE(self.isOk());
-  auto host = strata::fabric::createFabric("mpi", *self.value());
-  REQUIRE(host.isOk());
-  strata::fabric::FabricOptions options;
-  options.stream = stream.s;
-  options.stagingBytes = 64;
-  auto staged = strata::fabric::createStagedFabric(*self.value(), host.value().get(), options);
-  REQUIRE(staged.isOk());
-  Fabric& f = *staged.value();
+  StagedOverSelf t(stream.s, 64);
+  Fabric& f = *t.staged;
   for (size_t n : {size_t{1}, size_t{1021}, size_t{1} << 20}) {
     CAPTURE(n);
     const std::vector<float> in = values(n, 7.0f);
@@ -176,15 +181,8 @@ TEST_CASE("staged fabric: rooted operations and exchange over one member copy th
 TEST_CASE("staged fabric: exchanges behind a stream gate grow the bounce buffer without a wait "
           "for the whole device") {
   Stream user, comm;
-  auto self = strata::boot::MpiBootstrap::borrow(MPI_COMM_SELF);
-  REQUIRE(self.isOk());
-  auto host = strata::fabric::createFabric("mpi", *self.value());
-  REQUIRE(host.isOk());
-  strata::fabric::FabricOptions options;
-  options.stream = comm.s;
-  auto staged = strata::fabric::createStagedFabric(*self.value(), host.value().get(), options);
-  REQUIRE(staged.isOk());
-  Fabric& f = *staged.value();
+  StagedOverSelf t(comm.s, 0);
+  Fabric& f = *t.staged;
   Engine engine(/*threaded=*/true);
   auto gate = StreamGate::create();
   REQUIRE(gate.isOk());
