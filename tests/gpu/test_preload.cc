@@ -28,7 +28,7 @@ TEST_CASE("gpu preloaded scaleDown kernels launch while a waitCounter kernel spi
   REQUIRE_CUDA(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));
   void* buf = nullptr;
   REQUIRE_CUDA(cudaMalloc(&buf, 64));
-  REQUIRE_CUDA(cudaMemset(buf, 0, 64));
+  REQUIRE_CUDA(cudaMemsetAsync(buf, 0, 64, work));  // ordered before the scaleDowns on work
 
   // The gate: spins until the host counts to 1.
   REQUIRE(strata::gpu::waitCounter(counter.device, 1, gated).isOk());

@@ -32,12 +32,30 @@ def require_torch():
         skip("this torch has no torch.distributed with Gloo (the reference backend)")
 
 
+_flight_timer = None
+
+
+def _arm_flight_recorder(watchdog_s):
+    """Where the entry sets STRATA_FLIGHT_RECORDER_SIGNAL=USR1: 5 s before the watchdog, the
+    process signals itself, so strata's flight recorders print which call each communicator
+    was in and at which step (the Python stacks cannot show what strata's threads do)."""
+    global _flight_timer
+    if os.environ.get("STRATA_FLIGHT_RECORDER_SIGNAL") != "USR1" or watchdog_s <= 10:
+        return
+    import signal
+    import threading
+    _flight_timer = threading.Timer(watchdog_s - 5, os.kill, (os.getpid(), signal.SIGUSR1))
+    _flight_timer.daemon = True
+    _flight_timer.start()
+
+
 def start(watchdog_s, timeout=None):
     """Skip without torch, arm the watchdog, init the world group; returns (rank, size)."""
     require_torch()
     # exit=True: _exit(1) after dumping every thread's stack, so a hang never outlives ctest's
     # TIMEOUT silently and mpiexec tears the other ranks down.
     faulthandler.dump_traceback_later(watchdog_s, exit=True)
+    _arm_flight_recorder(watchdog_s)
     # The underscore calls and all_reduce_coalesced are what the issue names; torch 1.13 warns
     # on every call that they will be deprecated.
     warnings.filterwarnings("ignore", category=UserWarning, message=".*deprecated")
@@ -133,6 +151,8 @@ class Checker:
         """Prints the summary and exits: 0 when every check on this rank passed. destroy=False
         where the group is broken (after an error a collective may hang)."""
         import torch.distributed as dist
+        if _flight_timer is not None:
+            _flight_timer.cancel()
         if self.rank == 0:
             for n in sorted(self.notes):
                 print(f"note: {n}", flush=True)
