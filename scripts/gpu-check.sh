@@ -217,7 +217,7 @@ build_strata() {
   local hints=()
   [ -d "$tdir" ] && hints+=(-DTorch_DIR="$tdir")
   [ -n "$pbdir" ] && hints+=(-Dpybind11_DIR="$pbdir")
-  if want torch && "$PY" -c 'import torch' 2>/dev/null; then
+  if { want torch || want torchcpu; } && "$PY" -c 'import torch' 2>/dev/null; then
     configure -DSTRATA_WITH_TORCH=ON -DPython3_EXECUTABLE="$PY" -DSTRATA_TORCH_PYTHON="$PY" \
       "${hints[@]}" ||
       { echo "gpu-check: configuring with PyTorch failed: configuring without it" |
@@ -239,8 +239,8 @@ if want build; then
 fi
 # The later phases run on what was built, even when some target failed.
 [ -x "$build/tests/gpu/strata_gpu_unit_tests" ] && [ -x "$build/tools/strata-perf" ] && built=1
-# The torch extension compiles while the GPU tests, the benchmark and nccl-tests run.
-if want torch && ((built)) && [ ! -f "$build.torch-off" ]; then
+# The torch extension compiles while the unit phase runs.
+if { want torch || want torchcpu; } && ((built)) && [ ! -f "$build.torch-off" ]; then
   (nice cmake --build "$build" -j "$(nproc)" --target strata_torch_ext >"$build.torch.log" 2>&1
    echo $? >"$build.torch.rc") &
 fi

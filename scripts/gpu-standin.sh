@@ -17,9 +17,10 @@
 #   CTEST_ARGS    further ctest arguments, e.g. -R 'staged fabric'
 #
 # CUDA's runtime and NVTX headers and nccl.h come from CUDA_HOME or /usr/local/cuda; without a
-# toolkit, the nvidia-cuda-runtime, nvidia-nvtx and nvidia-nccl-cu13 wheels are fetched once
-# from PyPI and their headers kept in ${STRATA_CACHE:-~/.cache/strata}/cuda-headers. Nothing of
-# them is linked: the stand-in is the runtime.
+# toolkit, CUDA 13.0's and NCCL 2.28.9's wheels (nvidia-cuda-runtime, -crt, -cccl, nvidia-nvtx,
+# nvidia-nccl-cu13: what the GPU machine has) are fetched once from PyPI and their
+# headers kept in ${STRATA_CACHE:-~/.cache/strata}/cuda-headers. Nothing of them is linked: the
+# stand-in is the runtime.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 build="$STRATA_ROOT/build-standin"
@@ -55,7 +56,8 @@ if [ -z "$headers" ]; then
       { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip; }
     wheels=$(mktemp -d)
     python3 -m pip download --quiet --no-deps --dest "$wheels" \
-      nvidia-cuda-runtime nvidia-nvtx nvidia-nccl-cu13
+      nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85 \
+      nvidia-nvtx==13.0.85 nvidia-nccl-cu13==2.28.9
     rm -rf "$headers"; mkdir -p "$headers"
     for w in "$wheels"/*.whl; do
       python3 - "$w" "$headers" <<'PYEOF'
