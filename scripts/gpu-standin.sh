@@ -32,7 +32,7 @@ while (($#)); do
     --build) build="${2:?--build needs a folder}"; shift ;;
     --delay) delay="${2:?--delay needs microseconds}"; shift ;;
     --repeat) repeat="${2:?--repeat needs a count}"; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) ctest_args+=("$1") ;;
   esac
   shift
