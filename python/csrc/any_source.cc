@@ -98,9 +98,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::recvAnysource(std::vector<at:
         pause = std::min(pause * 2, std::chrono::microseconds(1000));
       }
       if (--search->jobsLeft > 0) return;
-      // The last job out completes the work, on the callback pool (as onLane does).
+      // The last job out completes the work, its future on the callback pool (as onLane does).
       if (!search->error) work->setSourceRank(search->source);
-      callbacks_.post([work, search, after]() mutable { work->complete(search->error, after); });
+      work->settle(search->error, after);
+      resolveOnPool(work, 1);
     });
   }
   return work;

@@ -105,8 +105,11 @@ ProcessGroupStrata::~ProcessGroupStrata() {
 
 void ProcessGroupStrata::close(bool collective) {
   GilRelease unlocked;
+  // In the order each posts to the next: the completer to the sequencer and the pool, the
+  // sequencer's callbacks (nested collectives) to the completer and the pool.
   completer_.stop();
-  callbacks_.stop();  // after the completer: it posts the last completions
+  sequencer_.stop();
+  callbacks_.stop();
   up_.worker.stop();
   down_.worker.stop();
   a2a_.worker.stop();
@@ -141,7 +144,9 @@ void ProcessGroupStrata::shutdownAll() {
 void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,
                                           std::vector<strataRequest_t> requests,
                                           std::function<void()> after) {
-  completer_.post([this, work, op, requests, after]() mutable {
+  // Issued outside the backend's callbacks: its future completes on the sequencer, in order.
+  const bool topLevel = callbackDepth() == 0;
+  completer_.post([this, work, op, requests, after, topLevel]() mutable {
     std::exception_ptr error;
     for (strataRequest_t& req : requests) {
       // Every request is waited for (and so freed), even after a failure.
@@ -152,10 +157,55 @@ void ProcessGroupStrata::completeWhenDone(c10::intrusive_ptr<StrataWork> work, c
                                strataMessage(nullptr, r)));
       }
     }
-    // Not here: a callback that waits on a later Work of this group would hold the one
-    // thread that completes it (PowerSGD's hook did: DDP hung in finalize_backward).
-    callbacks_.post([work, error, after]() mutable { work->complete(error, after); });
+    work->settle(error, after);
+    // Never on this thread: a callback that waits for a later Work of this group would hold
+    // the one thread that completes it (PowerSGD's hook did: DDP hung in finalize_backward).
+    if (!topLevel) {
+      resolveOnPool(work, 2);
+      return;
+    }
+    sequencer_.post([this, work] {
+      {
+        DepthScope depth(1);
+        work->resolve();
+      }
+      std::lock_guard<std::mutex> lock(orderMutex_);
+      // The sequencer resolves in issue order, the order unresolved_ was filled in.
+      if (!unresolved_.empty() && unresolved_.front().second == work) unresolved_.pop_front();
+      resolved_.notify_all();
+    });
   });
+}
+
+void ProcessGroupStrata::resolveOnPool(c10::intrusive_ptr<StrataWork> work, int depth) {
+  callbacks_.post([work, depth] {
+    DepthScope scope(depth);
+    work->resolve();
+  });
+}
+
+void ProcessGroupStrata::waitForCallbacks(const char* op) {
+  std::unique_lock<std::mutex> lock(orderMutex_);
+  auto blocking = [this]() -> const std::pair<uint64_t, c10::intrusive_ptr<StrataWork>>* {
+    for (const auto& entry : unresolved_) {
+      if (entry.second->futureAskedByPython()) return &entry;
+    }
+    return nullptr;
+  };
+  if (timeout_.count() <= 0) {
+    resolved_.wait(lock, [&] { return blocking() == nullptr; });
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  if (resolved_.wait_until(lock, deadline, [&] { return blocking() == nullptr; })) return;
+  const auto* late = blocking();
+  TORCH_CHECK(false, "Timed out (the group's timeout passed): strata: ", op, " waited ",
+              timeout_.count(), " ms for the callbacks of ", late->second->title(), " #",
+              late->first, " to finish. A collective issued outside the strata backend's "
+              "callbacks waits for the callbacks of the earlier ones whose futures Python asked "
+              "for, so that what those callbacks issue reaches every rank in the same order; a "
+              "callback that waits for something issued after it on another thread never "
+              "finishes (docs/torch.md)");
 }
 
 strataConfig_t ProcessGroupStrata::groupConfig() const {
@@ -176,7 +226,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::trackGroup(
     c10::intrusive_ptr<StrataWork> work, const char* op,
     const std::vector<std::function<strataResult_t(strataRequest_t*)>>& issues,
     std::function<void()> after, strataComm_t comm) {
-  ++seq_;
+  const uint64_t seq = ++seq_;
+  const bool topLevel = callbackDepth() == 0;
+  if (topLevel) waitForCallbacks(op);
   std::vector<strataRequest_t> requests;
   strataResult_t failed = strataSuccess;
   {
@@ -203,8 +255,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::trackGroup(
       for (strataRequest_t& req : requests) strataWait(&req);
       TORCH_CHECK(false, "strata: ", op, " failed: ", msg);
     }
+    // Under issue_, so that unresolved_, the completer and the sequencer see the works in the
+    // order strata received them.
+    if (topLevel) {
+      std::lock_guard<std::mutex> order(orderMutex_);
+      unresolved_.emplace_back(seq, work);
+    }
+    completeWhenDone(work, op, std::move(requests), std::move(after));
   }
-  completeWhenDone(work, op, std::move(requests), std::move(after));
   return work;
 }
 
@@ -223,7 +281,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupStrata::onLane(
     }
     // Not here: a callback that waits on a later Work of this group would hold the one
     // thread that completes it (PowerSGD's hook did: DDP hung in finalize_backward).
-    callbacks_.post([work, error, after]() mutable { work->complete(error, after); });
+    work->settle(error, after);
+    resolveOnPool(work, 1);
   });
   return work;
 }

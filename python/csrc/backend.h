@@ -5,7 +5,23 @@
 // user from the main thread). Collectives are issued as strata's nonblocking calls, so they
 // run on strata's progress thread in issue order on every rank; the completer thread waits for
 // their requests in that same order (strataWaitLazy, which does not end a fusion pack's wait
-// for company) and completes each Work and its future. Sends and receives are blocking in
+// for company) and completes each Work (worker.h).
+//
+// Callbacks. A collective's future completes on the sequencer, one at a time in issue order,
+// so its callbacks (DDP's hooks) run there in the same order on every rank. A callback may
+// issue collectives of its own (PowerSGD issues two per bucket and waits for each): those are
+// nested (issued at callback depth 1 or more); their futures complete on the callback pool,
+// never behind the callback that waits for them, and they pass no gate. So that they reach
+// strata at the same place among the other collectives on every rank, a collective issued
+// from any other thread first waits (the gate) until the futures that Python asked for
+// (work.get_future(), where a hook hangs its callbacks) of the earlier collectives have
+// completed on the sequencer, their callbacks and nested collectives included. A callback
+// that runs where it is attached, because its future was already complete, issues its
+// collectives before the next gated one too. So comm_ receives, on every rank: W1, what W1's
+// callbacks issue, W2, ... Works whose futures Python did not ask for (DDP's own allreduce
+// asks from C++, plain async_op calls never ask) hold no gate and keep strata's queue full. A
+// gate that waits past the group's timeout raises, naming the work whose callbacks it waits
+// for. Sends and receives are blocking in
 // strata's API, so they run on worker threads ("lanes") of their own, each with a communicator
 // of its own, whose messages never mix with the collectives': sends to higher ranks and
 // receives from lower ranks on one lane, the opposite direction on another (so that two ranks
@@ -19,12 +35,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/strata.h"
@@ -164,6 +183,12 @@ class ProcessGroupStrata : public BackendBase {
                                         std::function<void()> after = {});
   void completeWhenDone(c10::intrusive_ptr<StrataWork> work, const char* op,
                         std::vector<strataRequest_t> requests, std::function<void()> after);
+  // The gate (see "Callbacks" at the top): outside the backend's callbacks, waits until no
+  // earlier collective whose future Python asked for is unresolved; raises past the group's
+  // timeout, `op` naming the caller.
+  void waitForCallbacks(const char* op);
+  // Completes the future of `work` (settled) on the callback pool at callback depth `depth`.
+  void resolveOnPool(c10::intrusive_ptr<StrataWork> work, int depth);
   // Stops the threads and frees the communicators: destroyed (collective) when `collective`,
   // else aborted (local). Idempotent.
   void close(bool collective);
@@ -184,8 +209,14 @@ class ProcessGroupStrata : public BackendBase {
   // communicator to the GPU current at its first device call (docs/gpu.md). Under issue_.
   int cudaDevice_ = -1;
   Lane up_, down_, a2a_;  // sends up and receives from below; the reverse; alltoall
-  Worker completer_;        // waits for strata's requests in issue order
-  CallbackPool callbacks_;  // completes the Works, runs their futures' callbacks (worker.h)
+  Worker completer_;        // waits for strata's requests in issue order, settles the Works
+  Worker sequencer_;        // resolves the top-level Works' futures in issue order (depth 1)
+  CallbackPool callbacks_;  // resolves the other futures (worker.h)
+  // The top-level Works not yet resolved, in issue order, with their issue numbers (seq_);
+  // the sequencer pops each once its callbacks have run. Guarded by orderMutex_.
+  std::mutex orderMutex_;
+  std::condition_variable resolved_;
+  std::deque<std::pair<uint64_t, c10::intrusive_ptr<StrataWork>>> unresolved_;
 };
 
 }  // namespace strata::torch_backend

@@ -1,5 +1,7 @@
 #include "work.h"
 
+#include <Python.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +30,11 @@ bool StrataWork::wait(std::chrono::milliseconds timeout) {
   return true;
 }
 
+c10::intrusive_ptr<c10::ivalue::Future> StrataWork::getFuture() {
+  if (Py_IsInitialized() && PyGILState_Check()) askedByPython_ = true;
+  return future_;
+}
+
 int StrataWork::sourceRank() const {
   const int source = source_;
   TORCH_CHECK(source >= 0, "strata: ", title_,
@@ -35,7 +42,7 @@ int StrataWork::sourceRank() const {
   return source;
 }
 
-void StrataWork::complete(std::exception_ptr error, const std::function<void()>& after) {
+void StrataWork::settle(std::exception_ptr error, const std::function<void()>& after) {
   if (!error && after) {
     try {
       after();
@@ -44,10 +51,14 @@ void StrataWork::complete(std::exception_ptr error, const std::function<void()>&
     }
   }
   keep_.clear();
+  error_ = error;
   finish(error);  // wakes wait() and is_completed()
+}
+
+void StrataWork::resolve() {
   // The future last: its callbacks (DDP's) run here, on this thread.
-  if (error) {
-    future_->setError(error);
+  if (error_) {
+    future_->setError(error_);
   } else {
     future_->markCompleted(c10::IValue(outputs_));
   }

@@ -23,21 +23,37 @@ class StrataWork : public c10d::Work {
   // Waits for completion; `timeout` > 0 bounds the wait (the operation itself is bounded by
   // the group's timeout, which strata enforces). Throws the operation's error.
   bool wait(std::chrono::milliseconds timeout) override;
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  // The future. Asked for with the GIL held (work.get_future() from Python, where a hook can
+  // hang callbacks that issue collectives), it is marked so: the backend's gate waits for such
+  // futures' callbacks (backend.h, "Callbacks").
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  bool futureAskedByPython() const { return askedByPython_; }
+  const char* title() const { return title_; }
   std::vector<at::Tensor> result() override { return outputs_; }
   // The sender of a receive from any source (work._source_rank()), once completed.
   int sourceRank() const override;
   void setSourceRank(int rank) { source_ = rank; }
 
   // Runs `after` (copies out of temporaries) if there is no error, then completes the work and
-  // its future. Called once, on the completer thread.
-  void complete(std::exception_ptr error, const std::function<void()>& after = {});
+  // its future (whose callbacks run on this thread). Called once. The same as settle() then
+  // resolve(), which the backend calls on different threads (backend.h, "Threads and order").
+  void complete(std::exception_ptr error, const std::function<void()>& after = {}) {
+    settle(std::move(error), after);
+    resolve();
+  }
+  // Runs `after` if there is no error, frees the kept tensors and completes the work:
+  // wait() and is_completed() see it, the future not yet.
+  void settle(std::exception_ptr error, const std::function<void()>& after = {});
+  // Completes the future with the result or settle's error; its callbacks run here.
+  void resolve();
 
  private:
   const char* title_;
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keep_;
   std::atomic<int> source_{-1};
+  std::exception_ptr error_;  // settle's, for resolve
+  std::atomic<bool> askedByPython_{false};
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 

@@ -2,6 +2,11 @@
 
 namespace strata::torch_backend {
 
+int& callbackDepth() {
+  thread_local int depth = 0;
+  return depth;
+}
+
 void JobThreads::stop() {
   std::vector<std::thread> threads;
   {

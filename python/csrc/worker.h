@@ -1,15 +1,17 @@
 // The backend's threads. Every job runs on a thread of a JobThreads; the backend has:
-//   - the completer (a Worker: one thread, jobs in the order posted), which waits for strata's
-//     requests in issue order and hands their Work objects to the callback pool, so that a Work
-//     completes while Python computes, without anyone calling wait();
+//   - the completer (a Worker: one thread, jobs in the order posted), which waits for the
+//     collectives' requests in issue order and completes their Works (wait() returns), so that
+//     a Work completes while Python computes, without anyone calling wait();
+//   - the sequencer (a Worker), which then completes the futures of the collectives issued
+//     outside the callbacks, one at a time in issue order: their callbacks (DDP's hooks) run
+//     there, at callback depth 1, in the same order on every rank (backend.h, "Callbacks");
 //   - the point-to-point workers (Workers), which run strata's blocking sends and receives off
 //     the caller's thread;
-//   - the callback pool (a CallbackPool), where Works complete and their futures' callbacks
-//     run: every job gets an idle thread, a new one when none is idle. A callback may itself
-//     wait on another future of this backend (PowerSGD's hook waits, inside DDP's callback, on
-//     an allreduce it just issued); that future is completed by another thread of the pool,
-//     never by the one the callback holds, so no completion waits behind a blocked callback.
-//     Threads that ran out of jobs stay idle for the next ones.
+//   - the callback pool (a CallbackPool), where the other futures complete (those of the
+//     collectives issued from callbacks, and of sends and receives) and their callbacks run:
+//     every job gets an idle thread, a new one when none is idle.
+// A callback may wait on a future of a collective it issued (PowerSGD's hook does, inside
+// DDP's callback): that future completes on the pool, never behind the callback that waits.
 #pragma once
 
 #include <condition_variable>
@@ -47,6 +49,25 @@ class JobThreads {
   size_t idle_ = 0;  // threads waiting for a job
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+};
+
+// How deep the calling thread is in the backend's future callbacks: 0 on the user's threads
+// (and inside callbacks that run where a future was already complete), 1 on the sequencer and
+// in the callbacks of sends and receives, 2 in those of collectives issued at depth 1 or more.
+// A collective issued at depth 0 passes the gate and completes on the sequencer; one issued
+// deeper (from a callback) does neither (backend.h, "Callbacks").
+int& callbackDepth();
+
+// Sets the calling thread's callback depth for a scope.
+class DepthScope {
+ public:
+  explicit DepthScope(int depth) : saved_(callbackDepth()) { callbackDepth() = depth; }
+  ~DepthScope() { callbackDepth() = saved_; }
+  DepthScope(const DepthScope&) = delete;
+  DepthScope& operator=(const DepthScope&) = delete;
+
+ private:
+  int saved_;
 };
 
 // One thread: jobs run one at a time, in the order they were posted.
