@@ -33,10 +33,13 @@ bool anyFallback();
 
 // The real NCCL, or null (with the reason in *why) when none could be loaded.
 const nccl_lib::Api* realNccl(std::string* why = nullptr);
+// The real NCCL's function `name` (any of those it exports, nccl_exports.inc), or null with
+// the reason in *why: no real NCCL, or it lacks the function (forward.cc).
+void* realFunction(const char* name, std::string* why);
 
 // Records `msg` as the calling thread's last error (ncclGetLastError(NULL)), prints it as NCCL
-// prints a WARN, and returns `code`.
-ncclResult_t fail(ncclResult_t code, const std::string& msg);
+// prints a WARN (unless `print` is false), and returns `code`.
+ncclResult_t fail(ncclResult_t code, const std::string& msg, bool print = true);
 // strata's result as NCCL's (the values are equal); on failure records strata's message.
 ncclResult_t fromStrata(strataResult_t r, strataComm_t comm, const char* fn);
 // The calling thread's last drop-in error ("" when none).

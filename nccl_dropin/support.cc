@@ -62,8 +62,9 @@ const nccl_lib::Api* realNccl(std::string* why) {
   return nccl_lib::load(env::get(env::var::STRATA_NCCL_REAL_LIB).c_str(), why);
 }
 
-ncclResult_t fail(ncclResult_t code, const std::string& msg) {
+ncclResult_t fail(ncclResult_t code, const std::string& msg, bool print) {
   tLastError = msg;
+  if (!print) return code;
   char host[64] = {};
   gethostname(host, sizeof host - 1);
   std::fprintf(stderr, "%s:%d:%d NCCL WARN strata: %s\n", host, getpid(), gettid(), msg.c_str());
@@ -125,6 +126,13 @@ void announce() {
                    env::get(env::var::STRATA_NCCL_FALLBACK).c_str());
     }
   });
+}
+
+// With NCCL_DEBUG=INFO the drop-in says that it serves NCCL's API as soon as it is loaded: a
+// program may load it long before its first NCCL call, or never make one (PyTorch's import
+// makes none: torch.cuda.nccl.version() is the version it was built with).
+__attribute__((constructor)) static void announceAtLoad() {
+  if (infoEnabled()) announce();
 }
 
 }  // namespace strata::nccl_dropin

@@ -52,6 +52,7 @@ Api* tryLoad(const char* preferred, std::string* why) {
       auto* api = new Api();  // never freed: NCCL stays loaded for the process
       if (resolve(handle, api, &reason)) {
         api->path = path;
+        api->handle = handle;
         return api;
       }
       delete api;

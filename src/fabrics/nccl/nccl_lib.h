@@ -31,7 +31,8 @@ struct Api {
 #define STRATA_NCCL_MEMBER(name) decltype(&::name) name = nullptr;
   STRATA_NCCL_FUNCTIONS(STRATA_NCCL_MEMBER)
 #undef STRATA_NCCL_MEMBER
-  std::string path;  // the file that was loaded
+  std::string path;        // the file that was loaded
+  void* handle = nullptr;  // its dlopen handle: dlsym for what the table does not list
 };
 
 // The real NCCL, loaded on the first call (later calls return the same, whatever `preferred`
