@@ -14,6 +14,20 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
     set(Python3_EXECUTABLE /usr/bin/python3)
   endif()
   find_package(Python3 COMPONENTS Interpreter Development.Module)
+  # A pip torch (a virtual environment's, -DPython3_EXECUTABLE=<venv>/bin/python) keeps its
+  # CMake package inside the wheel; Debian's is libtorch-dev's, on CMake's default path.
+  if(Python3_Interpreter_FOUND AND NOT Torch_DIR)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c
+      "import os, torch.utils; p = torch.utils.cmake_prefix_path; print(p if os.path.isdir(p) else '')"
+      OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_torch_prefix)
+      # The torch package folder too, so that TorchConfig's find_library() calls take the
+      # wheel's lib/ before a system PyTorch's (libtorch-dev's libc10.so would win otherwise:
+      # CMAKE_PREFIX_PATH is searched before the system folders, their PATHS after).
+      get_filename_component(_torch_pkg "${_torch_prefix}/../.." ABSOLUTE)
+      list(PREPEND CMAKE_PREFIX_PATH ${_torch_prefix} ${_torch_pkg})
+    endif()
+  endif()
   find_package(Torch QUIET)
   find_package(pybind11 CONFIG QUIET)
   if(Torch_FOUND)
@@ -40,6 +54,7 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
     # (STRATA_TORCH_CUDA, python/csrc/cuda_ops.cc) and needs the CUDA runtime's headers.
     find_library(STRATA_TORCH_C10_CUDA c10_cuda HINTS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)
     if(STRATA_TORCH_C10_CUDA)
+      include(${CMAKE_CURRENT_LIST_DIR}/StrataCudaToolkit.cmake)
       strata_find_cuda_toolkit()
     endif()
   endif()
@@ -61,7 +76,10 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
     endif()
     message(STATUS "strata: torch.distributed backend: ON (PyTorch ${Torch_VERSION}, ${Python3_EXECUTABLE}; CUDA tensors: ${STRATA_TORCH_CUDA})")
   elseif(STRATA_WITH_TORCH STREQUAL "ON")
-    message(FATAL_ERROR "STRATA_WITH_TORCH=ON but ${_why}: apt-get install python3-torch libtorch-dev pybind11-dev python3-dev")
+    message(FATAL_ERROR "STRATA_WITH_TORCH=ON but ${_why} for ${Python3_EXECUTABLE}: "
+      "Debian's PyTorch is apt-get install python3-torch libtorch-dev pybind11-dev python3-dev; "
+      "a pip PyTorch must be importable by the Python that builds (pip install "
+      "--no-build-isolation, docs/torch.md)")
   else()
     message(STATUS "strata: torch.distributed backend: OFF (${_why})")
   endif()

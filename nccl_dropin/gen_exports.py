@@ -17,6 +17,7 @@ a float or a large struct stops the script, since the drop-in's answer for a fun
 library lacks (zeroed registers) would then be wrong.
 """
 import argparse
+import os
 import pathlib
 import re
 import subprocess
@@ -66,6 +67,18 @@ def return_types(header_dir):
     return types
 
 
+def describe(path):
+    """A library's or folder's path without the machine's own prefix: the wheel's under
+    <site-packages>, a CUDA toolkit's under <cuda>, else its name."""
+    p = os.path.realpath(path)
+    if "/site-packages/" in p:
+        return "<site-packages>/" + p.split("/site-packages/", 1)[1]
+    m = re.search(r"/(lib64|lib|include)(/.*)?$", p)
+    if m and "cuda" in p[:m.start()]:
+        return "<cuda>" + p[m.start():]
+    return os.path.basename(p)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--header-dir", required=True, help="folder holding nccl.h (and nccl_device/)")
@@ -77,7 +90,7 @@ def main():
     for lib in args.libs:
         funcs = dynamic_functions(lib)
         names |= funcs
-        sources.append(f"{lib} (NCCL {library_version(lib)}, {len(funcs)} functions)")
+        sources.append(f"{describe(lib)} (NCCL {library_version(lib)}, {len(funcs)} functions)")
     types = return_types(args.header_dir)
 
     # pncclX is NCCL's profiling name of ncclX: an alias in the drop-in, not a second forward.
@@ -98,7 +111,7 @@ def main():
     print("// from the dynamic symbols of:")
     for s in sources:
         print(f"//   {s}")
-    print(f"// and the return types in {args.header_dir}/nccl.h and nccl_device/*.h.")
+    print(f"// and the return types in {describe(args.header_dir)}/nccl.h and nccl_device/*.h.")
     print("//")
     print("// STRATA_NCCL_FUNCTION(index, name, return type): a function the real NCCL exports;")
     print("// \"?\" where no header declares it (NCCL-internal). STRATA_NCCL_ALIAS(pname, name):")

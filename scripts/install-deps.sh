@@ -17,7 +17,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bi
           nlohmann-json3-dev iproute2 gnuplot-nox
           python3-dev pybind11-dev python3-torch libtorch-dev
           python3-sklearn  # examples/torch/ddp_data.py's digits (the torch.example.* tests)
-          python3-yaml)    # tests/tools/test_strata_topo.sh reads strata-topo's YAML back
+          python3-yaml     # tests/tools/test_strata_topo.sh reads strata-topo's YAML back
+          python3-venv)    # scripts/torch-venvs.sh: pip's PyTorch 2 for CI (scripts/test-torch2.sh)
 # The benchmarks: ResNet models (bench/torch/run, bench/workloads/make_workloads.py) and
 # bench/torch/plot.py's plots.
 BENCH_PACKAGES=(python3-torchvision python3-matplotlib)

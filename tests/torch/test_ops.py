@@ -322,6 +322,20 @@ def test_sequence():
     if harness.BACKEND == "gloo":
         return
     pg = dist.distributed_c10d._get_default_group()
+    if hasattr(pg, "_get_backend"):
+        # PyTorch 2: the ProcessGroup wrapper numbers only Gloo's, NCCL's and UCC's groups and
+        # refuses any other backend's ("ProcessGroup custom does not yet support sequence
+        # numbers."); the strata backend object under it numbers its operations.
+        try:
+            pg._set_sequence_number_for_group()
+            ck.check(False, "PyTorch 2's ProcessGroup numbered a custom backend's operations: "
+                     "its sequence numbers now reach third-party backends (test the wrapper)")
+        except RuntimeError as e:
+            ck.check("does not yet support sequence numbers" in str(e),
+                     f"PyTorch 2's ProcessGroup refused sequence numbers otherwise: {e}")
+        import strata_torch
+        pg = strata_torch.backend_of(pg)
+        ck.check(pg is not None, "no strata backend under the default group")
     pg._set_sequence_number_for_group()
     before = pg._get_sequence_number_for_group()
     dist.all_reduce(torch.ones(3))
