@@ -13,7 +13,7 @@ every rank (the order of the works the callbacks hang from), and nothing may han
   with the same parameters on every rank, bit for bit equal to those of a run whose hook
   finishes each bucket's chain before DDP goes on (then nothing overlaps).
 
-    mpiexec -n 2 python3 tests/torch/test_hook_order.py [order|stress] [REPEATS]
+    mpiexec -n 2 python3 tests/torch/test_hook_order.py [order|stress|order,stress] [REPEATS]
 """
 import datetime
 import sys
@@ -30,7 +30,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as d  # no
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as p  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
-parts = sys.argv[1:2] or ["order", "stress"]
+parts = sys.argv[1].split(",") if len(sys.argv) > 1 else ["order", "stress"]
 REPEATS = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 ck = harness.Checker(rank)
 gloo = dist.new_group(backend="gloo")  # only to compare parameters across ranks
