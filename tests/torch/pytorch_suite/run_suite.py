@@ -5,7 +5,8 @@ PyTorch's multi-process harness: each test starts WORLD_SIZE ranks, which initia
 through file:// (what test/distributed/test_distributed_spawn.py does in PyTorch's repository).
 
     PYTHONPATH=build/python /usr/bin/python3 tests/torch/pytorch_suite/run_suite.py \\
-        --backend strata --world-size 2 [--start fork] [--select ci|collectives|subgroups|all] \\
+        --backend strata --world-size 2 [--start fork] \\
+        [--select ci|collectives|subgroups|ddp-cpu|all] \\
         [-k SUBSTRING] [--json strata.json]
     /usr/bin/python3 tests/torch/pytorch_suite/run_suite.py --compare gloo.json strata.json
 
@@ -16,6 +17,10 @@ Every test ends as one of:
   XPASS  on the expected-failure list but passed: the run fails ("now passes, remove from list")
   SKIP   skipped, by PyTorch's decorators or a rank's skip exit code (with PyTorch's reason), or
          by a "skip" entry of the list; never counted as a pass
+
+The expected list is the running PyTorch's own (LISTS: expected.txt for 1.13,
+expected-2.11.txt for 2.11), unless --expected names one; a PyTorch release without a list
+fails the run, since its suite differs.
 
 Exit status: 0 when no test FAILed or XPASSed, 1 otherwise, 77 when this interpreter has no
 torch.distributed with Gloo (ctest's SKIP_RETURN_CODE). With --backend strata, strata_torch not
@@ -47,6 +52,16 @@ COLLECTIVES = [
     "test_get_rank*", "test_get_future", "test_Backend_enum_class", "test_backend_*",
     "test_*_object*",
 ]
+# ddp-cpu: the DDP tests that run on CPU tensors, under PyTorch 2 (under Debian's 1.13 they fail
+# for every backend: torch.distributed._shard does not import; expected.txt). Under PyTorch 2,
+# ci is collectives and ddp-cpu at every world size: every test Gloo passes on CPU at 2 and 3
+# ranks (--select all shows the same passes for Gloo at 2 and 3 ranks with PyTorch 2.11).
+CPU_DDP = [
+    "test_DistributedDataParallelCPU*", "test_DistributedDataParallel_requires_grad",
+    "test_accumulate_gradients_no_sync*", "test_ddp_create_graph", "test_ddp_logging_data_cpu",
+    "test_dump_DDP_relevant_env_vars", "test_grads_same_across_ranks_with_no_sync",
+    "test_static_graph_api_cpu",
+]
 # Left out of every selection but all: tests that need GPUs (or NCCL). Without them they skip,
 # but only after every rank has initialised the backend (1 to 2 s a test for strata on 2 cores).
 NEEDS_GPU = ["*cuda*", "*multigpu*", "*nccl*"]
@@ -56,6 +71,10 @@ SUBGROUPS = ["*_group", "*_group_*"]
 NOT_SUBGROUPS = ["*full_group*", "test_new_subgroups*"]
 
 OUTCOMES = ["pass", "fail", "xfail", "xpass", "skip"]
+
+# The expected list of each PyTorch release (major.minor) the suite has been run against: its
+# suite, and what a backend can pass, differ from release to release.
+LISTS = {"1.13": "expected.txt", "2.11": "expected-2.11.txt"}
 
 
 def parse_args(argv):
@@ -67,15 +86,22 @@ def parse_args(argv):
                    help="how the harness starts the ranks: spawn (fresh interpreters, as "
                         "test_distributed_spawn.py; the default) or fork (the same harness "
                         "with forked ranks; 4-7x faster on 2 cores; CI's choice)")
-    p.add_argument("--select", choices=["ci", "collectives", "subgroups", "all"], default="ci",
+    p.add_argument("--select", choices=["ci", "collectives", "subgroups", "ddp-cpu", "all"],
+                   default="ci",
                    help="collectives: the collective, point-to-point, barrier, group and "
                         "object tests that run without a GPU; subgroups: their variants over "
-                        "the subgroup [1, 2] (world size 3 or more); ci (default): collectives "
-                        "at world size 2, subgroups above it; all: the whole class")
+                        "the subgroup [1, 2] (world size 3 or more); ddp-cpu: the DDP tests "
+                        "on CPU tensors; ci (default): under PyTorch 1.13 collectives at "
+                        "world size 2, subgroups above it; under PyTorch 2 collectives and "
+                        "ddp-cpu at every world size (its subgroup variants need 8 ranks); "
+                        "all: the whole class")
     p.add_argument("-k", dest="keywords", action="append", default=[],
                    help="of those, only tests whose name contains this (repeatable)")
-    p.add_argument("--expected", default=os.path.join(HERE, "expected.txt"),
-                   help="the list of expected failures and skips (default: expected.txt here)")
+    p.add_argument("--expected",
+                   help="the list of expected failures and skips (default: the running "
+                        "PyTorch's own list here, by its release: " + ", ".join(
+                            f"{r}: {f}" for r, f in sorted(LISTS.items())) + "; a release "
+                        "without a list fails the run)")
     p.add_argument("--test-timeout", type=int, default=120,
                    help="seconds a test's ranks may run before the harness kills them (120)")
     p.add_argument("--json", help="write every test's outcome to this file")
@@ -125,6 +151,23 @@ def read_expected(path):
     return entries
 
 
+def expected_list(args):
+    """The path of the expected list: --expected, or the one of the running PyTorch's release;
+    None (after saying why) for a release that has none."""
+    if args.expected:
+        return args.expected
+    import torch
+    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    if release not in LISTS:
+        print(f"FAIL: no expected list for PyTorch {torch.__version__} (lists: " + ", ".join(
+            f"{r} {f}" for r, f in sorted(LISTS.items())) + "). Run the suite for gloo and "
+            "for strata with --expected /dev/null --json, compare them (--compare), write "
+            f"expected-{release}.txt with a reason per exception and add it to LISTS in "
+            f"{os.path.basename(__file__)}", flush=True)
+        return None
+    return os.path.join(HERE, LISTS[release])
+
+
 def entry_for(entries, name, kind, backend, world):
     return next((e for e in entries if e.applies(name, kind, backend, world)), None)
 
@@ -137,12 +180,20 @@ def matches(name, patterns):
 
 
 def select(names, args):
+    import torch
     which = args.select
-    if which == "ci":
+    patterns = COLLECTIVES
+    if which == "ci" and int(torch.__version__.split(".")[0]) >= 2:
+        # PyTorch 2 runs the subgroup variants from 8 ranks only (skip_if_small_worldsize);
+        # at 3 ranks the full-world tests run on a world that is not a power of two.
+        which, patterns = "collectives", COLLECTIVES + CPU_DDP
+    elif which == "ci":
         which = "collectives" if args.world_size <= 2 else "subgroups"
+    elif which == "ddp-cpu":
+        patterns = CPU_DDP
     chosen = names
     if which != "all":
-        chosen = [n for n in chosen if matches(n, COLLECTIVES) and not matches(n, NEEDS_GPU)]
+        chosen = [n for n in chosen if matches(n, patterns) and not matches(n, NEEDS_GPU)]
     if which == "subgroups":
         chosen = [n for n in chosen if matches(n, SUBGROUPS) and not matches(n, NOT_SUBGROUPS)]
     if args.keywords:
@@ -258,7 +309,6 @@ def load_suite(backend):
 
 
 def main(args):
-    entries = read_expected(args.expected)
     # Every temporary file of the run (the harness's file stores, which it never deletes, and
     # its per-test folders) goes into one folder, removed at the end.
     run_dir = tempfile.mkdtemp(prefix="strata-pytorch-suite-")
@@ -269,12 +319,15 @@ def main(args):
         suite = load_suite(args.backend)
         if isinstance(suite, int):
             return suite
-        return run_suite(args, entries, suite)
+        path = expected_list(args)
+        if path is None:
+            return 1
+        return run_suite(args, read_expected(path), suite, path)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def run_suite(args, entries, suite):
+def run_suite(args, entries, suite, path):
     backend, world = args.backend, args.world_size
     names = suite.test_names()
     for e in entries:
@@ -292,7 +345,8 @@ def run_suite(args, entries, suite):
 
     print(f"PyTorch's distributed suite: backend {backend}, world size {world}, {len(chosen)} "
           f"of {len(names)} tests (--start {args.start} --select {args.select}"
-          + "".join(f" -k {k}" for k in args.keywords) + f"); {suite.versions()}", flush=True)
+          + "".join(f" -k {k}" for k in args.keywords) + f"); {suite.versions()}; list "
+          f"{path if args.expected else os.path.basename(path)}", flush=True)
     if args.list:
         for name in chosen:
             why = suite.skip_reason(name)
