@@ -50,7 +50,7 @@ except ImportError as e:
     harness.skip(f"PyTorch {torch.__version__} has no FSDP2 (torch.distributed.fsdp."
                  f"fully_shard, public from 2.6) or DTensor: {e}")
 
-rank, size = harness.start(watchdog_s=150)
+rank, size = harness.start(watchdog_s=100)
 
 import torch.distributed as dist  # noqa: E402
 from torch import nn  # noqa: E402
