@@ -318,30 +318,43 @@ def test_premul_sum(dt):
     ck.equal(inp, keep, f"_reduce_scatter_base premul_sum {dt} left its input as it was")
 
 
+def wrapper_sequence(pg, method):
+    """PyTorch 2's ProcessGroup wrapper's sequence-number method `method`: its value, or None
+    where PyTorch refuses custom backends' numbers (2.11: "ProcessGroup custom does not yet
+    support sequence numbers.") or has no such method (2.15 dropped the setter)."""
+    call = getattr(pg, method, None)
+    if call is None:
+        return None
+    try:
+        return call()
+    except RuntimeError as e:
+        ck.check("does not yet support sequence numbers" in str(e),
+                 f"PyTorch 2's ProcessGroup.{method} failed otherwise: {e}")
+        return None
+
+
 def test_sequence():
     if harness.BACKEND == "gloo":
         return
     pg = dist.distributed_c10d._get_default_group()
+    wrapper = None
     if hasattr(pg, "_get_backend"):
-        # PyTorch 2: the ProcessGroup wrapper numbers only Gloo's, NCCL's and UCC's groups and
-        # refuses any other backend's ("ProcessGroup custom does not yet support sequence
-        # numbers."); the strata backend object under it numbers its operations.
-        try:
-            pg._set_sequence_number_for_group()
-            ck.check(False, "PyTorch 2's ProcessGroup numbered a custom backend's operations: "
-                     "its sequence numbers now reach third-party backends (test the wrapper)")
-        except RuntimeError as e:
-            ck.check("does not yet support sequence numbers" in str(e),
-                     f"PyTorch 2's ProcessGroup refused sequence numbers otherwise: {e}")
+        # PyTorch 2: the strata backend object under the ProcessGroup numbers its operations;
+        # what the wrapper does with them depends on the version (wrapper_sequence).
         import strata_torch
-        pg = strata_torch.backend_of(pg)
+        wrapper = pg
+        pg = strata_torch.backend_of(wrapper)
         ck.check(pg is not None, "no strata backend under the default group")
+        wrapper_sequence(wrapper, "_set_sequence_number_for_group")
     pg._set_sequence_number_for_group()
     before = pg._get_sequence_number_for_group()
     dist.all_reduce(torch.ones(3))
     dist.barrier()
     after = pg._get_sequence_number_for_group()
     ck.check(before == 0 and after == 2, f"sequence numbers: {before} then {after}, not 0 and 2")
+    if wrapper is not None:
+        seen = wrapper_sequence(wrapper, "_get_sequence_number_for_group")
+        ck.check(seen in (None, after), f"the ProcessGroup says {seen}, its strata backend {after}")
     seqs = [None] * size
     dist.all_gather_object(seqs, after, group=gloo)
     ck.check(len(set(seqs)) == 1, f"sequence numbers differ between ranks: {seqs}")
