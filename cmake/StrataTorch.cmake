@@ -15,8 +15,9 @@ if(NOT STRATA_WITH_TORCH STREQUAL "OFF")
   endif()
   find_package(Python3 COMPONENTS Interpreter Development.Module)
   # A pip torch (a virtual environment's, -DPython3_EXECUTABLE=<venv>/bin/python) keeps its
-  # CMake package inside the wheel; Debian's is libtorch-dev's, on CMake's default path.
-  if(Python3_Interpreter_FOUND AND NOT Torch_DIR)
+  # CMake package inside the wheel; Debian's is libtorch-dev's, on CMake's default path. (Also
+  # with an explicit Torch_DIR: the wheel's lib/ must still come before the system's.)
+  if(Python3_Interpreter_FOUND)
     execute_process(COMMAND ${Python3_EXECUTABLE} -c
       "import os, torch.utils; p = torch.utils.cmake_prefix_path; print(p if os.path.isdir(p) else '')"
       OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
