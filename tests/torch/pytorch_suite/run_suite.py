@@ -19,7 +19,7 @@ Every test ends as one of:
          by a "skip" entry of the list; never counted as a pass
 
 The expected list is the running PyTorch's own (LISTS: expected.txt for 1.13,
-expected-2.11.txt for 2.11), unless --expected names one; a PyTorch release without a list
+expected-2.11.txt for 2.11, expected-2.15.txt for 2.15), unless --expected names one; a PyTorch release without a list
 fails the run, since its suite differs.
 
 Exit status: 0 when no test FAILed or XPASSed, 1 otherwise, 77 when this interpreter has no
@@ -74,7 +74,7 @@ OUTCOMES = ["pass", "fail", "xfail", "xpass", "skip"]
 
 # The expected list of each PyTorch release (major.minor) the suite has been run against: its
 # suite, and what a backend can pass, differ from release to release.
-LISTS = {"1.13": "expected.txt", "2.11": "expected-2.11.txt"}
+LISTS = {"1.13": "expected.txt", "2.11": "expected-2.11.txt", "2.15": "expected-2.15.txt"}
 
 
 def parse_args(argv):
