@@ -76,18 +76,26 @@ endforeach()
 
 # PyTorch's own distributed suite (pytorch_suite/run_suite.py): distributed_test.py's
 # _DistTestBase under PyTorch's multi-process harness (ranks forked per test, file:// init),
-# judged against pytorch_suite/expected.txt: a test off the list that fails, or one on it that
-# passes ("now passes, remove from list"), fails the entry. np2 runs the collective,
-# point-to-point, barrier, group and object tests that need no GPU (130); np3 their variants
-# over the subgroup [1, 2], which need 3 ranks (25; docs/torch.md). Measured on 2 cores: np2
-# 96 s, np3 43 s with nothing else running; 181-359 s and 77-79 s beside another build.
-# Gloo (-DSTRATA_TORCH_TEST_BACKEND=gloo): 54 s and 21 s.
+# judged against the running PyTorch's expected list (pytorch_suite/expected.txt for 1.13,
+# expected-<release>.txt for each PyTorch 2; a release without a list fails): a test off the
+# list that fails, or one on it that passes ("now passes, remove from list"), fails the entry.
+# 1.13: np2 runs the collective, point-to-point, barrier, group and object tests that need no
+# GPU (130), np3 their variants over the subgroup [1, 2] (25); measured on 2 cores: np2 96 s,
+# np3 43 s with nothing else running. PyTorch 2 (which runs the subgroup variants only from 8
+# ranks): the collective tests and the CPU DDP tests at both sizes (140), 41 s and 70 s idle.
 foreach(np 2 3)
   set(name ${T}.pytorch_suite.np${np})
   add_test(NAME ${name} COMMAND ${python} ${CMAKE_CURRENT_SOURCE_DIR}/pytorch_suite/run_suite.py
     --backend ${STRATA_TORCH_TEST_BACKEND} --world-size ${np} --start fork --test-timeout 90)
   strata_torch_test_properties(${name} TIMEOUT 420)
 endforeach()
+
+# FSDP2 (fully_shard) and DTensor on CPU meshes whose backend is strata (test_fsdp2.py), against
+# the same steps on a Gloo mesh: 2 and 4 ranks, and 2 hosts of 2 (HSDP's replicas across
+# them). Exits 77 under PyTorch 1.13, which has no FSDP2; fails from 2.6 without fully_shard.
+strata_add_torch_test(${T}.fsdp2.np2 SCRIPT test_fsdp2.py NP 2 TIMEOUT 130)
+strata_add_torch_test(${T}.fsdp2.np4 SCRIPT test_fsdp2.py NP 4 TIMEOUT 130)
+strata_add_torch_test(${T}.fsdp2.np4.hosts_2_2 SCRIPT test_fsdp2.py HOSTS a:2 b:2 TIMEOUT 130)
 
 # CUDA tensors (test_cuda.py): collectives, stream semantics of async_op/wait, 2 DDP steps;
 # both ranks on GPU 0. Skipped (77) where torch.cuda.is_available() is false, as here with
