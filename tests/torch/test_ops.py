@@ -12,6 +12,7 @@ all_reduce, PREMUL_SUM, sequence numbers and receives from any source (and their
 
     mpiexec --oversubscribe -n 4 /usr/bin/python3 tests/torch/test_ops.py
 """
+import inspect
 import os
 import time
 
@@ -190,6 +191,47 @@ def test_coalesced(dt):
         dist.all_reduce_coalesced(ts, op=R.SUM, group=g)
         return torch.cat(ts)
     both(f"all_reduce_coalesced {dt}", fn,
+         torch.cat([reduced(range(size), n, dt, seed=k) for k, n in enumerate(shapes)]))
+
+
+def test_coalescing_manager(dt):
+    """PyTorch 2's _coalescing_manager: the all_gather_into_tensor, reduce_scatter_tensor and
+    all_reduce calls made in its block reach the backend together at its end, as one
+    allgather_into_tensor_coalesced, reduce_scatter_tensor_coalesced or allreduce_coalesced
+    (what FSDP and DTensor's redistribution issue). PyTorch 1.13's manager is NCCL's alone."""
+    cm = getattr(dist, "_coalescing_manager", None)
+    if cm is None or "async_ops" not in inspect.signature(cm).parameters:
+        return
+    shapes = [1021, 1, 7]
+
+    def gather(g):
+        outs = [filler(n * size, dt) for n in shapes]
+        with cm(group=g):
+            for k, n in enumerate(shapes):
+                dist.all_gather_into_tensor(outs[k], inputs(rank, n, dt, seed=k), group=g)
+        return torch.cat(outs)
+    both(f"_coalescing_manager all_gather_into_tensor {dt}", gather,
+         torch.cat([inputs(r, n, dt, seed=k) for k, n in enumerate(shapes) for r in range(size)]))
+
+    def scatter(g):
+        outs = [filler(n, dt) for n in shapes]
+        with cm(group=g):
+            for k, n in enumerate(shapes):  # chunk j of each input goes to rank j
+                full = torch.cat([inputs(rank, n, dt, seed=10 * k + j) for j in range(size)])
+                dist.reduce_scatter_tensor(outs[k], full, group=g)
+        return torch.cat(outs)
+    both(f"_coalescing_manager reduce_scatter_tensor {dt}", scatter,
+         torch.cat([reduced(range(size), n, dt, seed=10 * k + rank)
+                    for k, n in enumerate(shapes)]))
+
+    def reduce_async(g):
+        ts = [inputs(rank, n, dt, seed=k) for k, n in enumerate(shapes)]
+        with cm(group=g, async_ops=True) as handle:
+            for t in ts:
+                dist.all_reduce(t, group=g)
+        handle.wait()
+        return torch.cat(ts)
+    both(f"_coalescing_manager all_reduce (async_ops) {dt}", reduce_async,
          torch.cat([reduced(range(size), n, dt, seed=k) for k, n in enumerate(shapes)]))
 
 
@@ -491,6 +533,7 @@ for dt in DTYPES:
         test_gather_scatter(dt, n)
     test_coalesced(dt)
     test_all_gather_coalesced(dt)
+    test_coalescing_manager(dt)
     test_alltoall(dt, 1021)
 for dt in FLOATS:
     test_premul_sum(dt)
