@@ -5,6 +5,7 @@
 #   torch_pythonpath  where strata_torch is imported from (empty: the interpreter's own, a pip
 #                 install)
 #   torch_stress_repeats  how often hook_order.np2 repeats its PowerSGD run
+#   torch_stress_hosts_repeats  ... and hook_order.stress.np4.hosts_2_2
 
 # Every operation: 2-17 s an entry with Gloo on 2 busy cores (watchdog 110 s). 4 ranks on one
 # host with fewer dtypes and sizes (TORCH_OPS_QUICK): the 4-rank layouts below run them all.
@@ -60,13 +61,13 @@ strata_add_torch_launch_test(${T}.stock_hooks.env.np4 SCRIPT test_stock_hooks.py
   RUN -n 4 ENV TORCH_TEST_INIT=env)
 # Callbacks that issue collectives and wait for them while the ranks run at different speeds
 # (test_hook_order.py): the same order on every rank; PowerSGD with 52 buckets, 20 steps,
-# torch_stress_repeats times (3 times on 2 hosts of 2).
+# torch_stress_repeats times (torch_stress_hosts_repeats times on 2 hosts of 2).
 strata_add_torch_test(${T}.hook_order.np2 SCRIPT test_hook_order.py NP 2 TIMEOUT 260
   ARGS order,stress ${torch_stress_repeats})
 strata_add_torch_test(${T}.hook_order.np4.hosts_2_2 SCRIPT test_hook_order.py HOSTS a:2 b:2
   TIMEOUT 260 ARGS order 1)
 strata_add_torch_test(${T}.hook_order.stress.np4.hosts_2_2 SCRIPT test_hook_order.py
-  HOSTS a:2 b:2 TIMEOUT 260 ARGS stress 3)
+  HOSTS a:2 b:2 TIMEOUT 260 ARGS stress ${torch_stress_hosts_repeats})
 # Hooks that block (test_hook_errors.py, group timeout 5 s): the gate's error, a nested
 # collective one rank never issues; every rank raises within the timeout and exits.
 foreach(np 1 4)
