@@ -185,7 +185,7 @@ STRATA_API strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResul
  * (with the step it is at), done or failed, appended as one JSON line to
  * STRATA_FLIGHT_RECORDER_FILE, or summarised in the log at WARN without it. Local, never blocks
  * on peers, and callable from any thread, also while a call hangs. strata dumps by itself when a
- * call fails while running and on strataCommAbort (docs/errors.md). */
+ * call fails while running and on strataCommAbort of a call unfinished (docs/errors.md). */
 STRATA_API strataResult_t strataCommDump(strataComm_t comm);
 
 /* Number of ranks in the communicator. */

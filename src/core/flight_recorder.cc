@@ -112,6 +112,16 @@ void FlightRecorder::finished(uint64_t id, const Status& st) {
   }
 }
 
+bool FlightRecorder::anyUnfinished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const FlightRecord& r : ring_) {
+    if (r.state == FlightRecord::State::kIssued || r.state == FlightRecord::State::kRunning) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<FlightRecord> FlightRecorder::snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<FlightRecord> out;

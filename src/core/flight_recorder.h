@@ -5,7 +5,9 @@
 // how many, its kind and level) and when it ends (done, or failed with its error).
 //
 // Dumped (flight_dump.h) when a call fails while running (a timeout, a dead or disagreeing
-// peer: the error state begins), on strataCommAbort, and on demand (strataCommDump).
+// peer: the error state begins), on strataCommAbort when a call had not finished (an abort of
+// an idle, healthy communicator is a normal teardown: PyTorch aborts every group at exit, and
+// NCCL's abort is silent too), and on demand (strataCommDump).
 //
 // Threads: written by the issuing thread (issued) and by whichever thread runs the calls
 // (started, step, finished); read by any thread that dumps. One mutex, held for a few stores;
@@ -59,6 +61,8 @@ class FlightRecorder {
   void step(int index, int total, Collective kind, int level);
   void finished(uint64_t id, const Status& st);
 
+  // Whether a call still held was issued or started and has not ended.
+  bool anyUnfinished() const;
   // The records still held, oldest first.
   std::vector<FlightRecord> snapshot() const;
   // The wall clock (Unix microseconds) at the recorder's zero, so dumps of several ranks line up.

@@ -202,7 +202,17 @@ void Comm::dumpOnce(const std::string& reason) {
 }
 
 void Comm::abandon() {
-  dumpOnce("strataCommAbort");
+  // Dumped only when the abort cuts something short: a call issued or running, or the error
+  // state (already dumped where it began). An idle, healthy communicator aborted is a normal
+  // teardown (PyTorch aborts every group at exit) and says so only at INFO.
+  const bool cutShort =
+      flight_->anyUnfinished() || (engine_ && !engine_->error().isOk());
+  if (cutShort) {
+    dumpOnce("strataCommAbort");
+  } else {
+    STRATA_INFO(kSubsysInit, "comm %s rank %d: aborted with no call in flight: nothing to dump",
+                hashText(hash_).c_str(), rank_);
+  }
   // A call running now ends at its next wait; calls still queued fail instead of running:
   // their peers may never issue them.
   aborted_.store(true);

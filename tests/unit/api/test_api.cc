@@ -1,7 +1,15 @@
 // strataGetErrorString's hints are true at every log level: the details are always in
 // strataGetLastError, and STRATA_DEBUG=WARN is suggested only when the level hides warnings.
+// strataCommAbort dumps the flight recorder only when it cuts a call short.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/test_env_util.h"
 #include "strata/strata.h"
@@ -31,6 +39,53 @@ TEST_CASE("error strings: STRATA_DEBUG=WARN is suggested only below WARN", "[api
       CHECK(s.find("STRATA_DEBUG=WARN logs it") != std::string::npos);
     }
   }
+}
+
+// The lines the flight recorder wrote for rank r (STRATA_FLIGHT_RECORDER_FILE with %r).
+std::vector<std::string> dumpsOf(const std::string& pattern, int r) {
+  std::string path = pattern;
+  path.replace(path.find("%r"), 2, std::to_string(r));
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST_CASE("strataCommAbort dumps the flight recorder only when it cuts a call short", "[api]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("strata-abort-dump-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string pattern = (dir / "flight.%r.jsonl").string();
+  ScopedEnv file("STRATA_FLIGHT_RECORDER_FILE", pattern.c_str());
+  strataComm_t comms[2] = {};
+  REQUIRE(strataCommInitAll(comms, 2, nullptr) == strataSuccess);
+  // Both ranks finish an allreduce: a healthy, idle communicator.
+  std::vector<std::thread> threads;
+  std::vector<int> ok(2, 0);
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> v(64, 1.0f);
+      ok[r] = strataAllReduce(v.data(), v.data(), v.size(), strataFloat32, strataSum, comms[r],
+                              nullptr) == strataSuccess && v[0] == 2.0f;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(ok == std::vector<int>{1, 1});
+  // Rank 0 issues an allreduce rank 1 never joins: still queued when aborted.
+  std::vector<float> v(64, 1.0f);
+  strataRequest_t req = nullptr;
+  REQUIRE(strataIAllReduce(v.data(), v.data(), v.size(), strataFloat32, strataSum, comms[0],
+                           &req) == strataSuccess);
+  CHECK(strataCommAbort(comms[1]) == strataSuccess);
+  CHECK(strataCommAbort(comms[0]) == strataSuccess);
+  CHECK(strataWait(&req) != strataSuccess);
+  CHECK(dumpsOf(pattern, 1).empty());  // idle and healthy: a normal teardown, nothing dumped
+  const std::vector<std::string> dumped = dumpsOf(pattern, 0);
+  REQUIRE(dumped.size() == 1);
+  CHECK(dumped[0].find("\"reason\":\"strataCommAbort\"") != std::string::npos);
+  CHECK(dumped[0].find("\"state\":\"issued\"") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace
