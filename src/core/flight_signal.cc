@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -21,6 +24,12 @@ namespace {
 
 int gPipe[2] = {-1, -1};  // written by the handler, read by the dumping thread
 int gSignal = 0;          // the signal the handler is installed for; 0 none
+// Signals taken (by the handler) and answered (every registered communicator dumped, counted
+// under registryMutex()). A request is pending while they differ: the process's exit and a
+// communicator's destruction wait for it or do its part (finishPending, unwatchDumpSignal).
+std::atomic<uint64_t> gRequested{0};
+uint64_t gAnswered = 0;  // with registryMutex() held
+constexpr double kExitWaitSeconds = 10;  // an exit waits this long at most for a dump
 
 std::mutex& registryMutex() {
   static auto* m = new std::mutex();  // never destroyed: the thread may outlive static dtors
@@ -33,10 +42,17 @@ std::set<Comm*>& registry() {
 
 extern "C" void onDumpSignal(int) {
   const int saved = errno;
+  gRequested.fetch_add(1, std::memory_order_relaxed);  // lock-free: async-signal-safe
   const char byte = 1;
   (void)!write(gPipe[1], &byte, 1);  // a full pipe already holds a request: nothing is lost
   errno = saved;
 }
+
+void dumpForSignal(Comm& c) {
+  (void)dumpFlightRecorder(c, std::string("signal ") + strsignal(gSignal));
+}
+
+void answerPending();
 
 void dumpLoop() {
   char byte = 0;
@@ -45,9 +61,35 @@ void dumpLoop() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     std::lock_guard<std::mutex> lock(registryMutex());
-    for (Comm* c : registry()) {
-      (void)dumpFlightRecorder(*c, std::string("signal ") + strsignal(gSignal));
+    answerPending();
+  }
+}
+
+// Dumps every registered communicator for the requests taken so far, with registryMutex()
+// held. One dump answers every request that arrived before it (the pipe may hold more bytes
+// than there are requests left: those find nothing to do).
+void answerPending() {
+  const uint64_t requested = gRequested.load();
+  if (requested == gAnswered) return;
+  for (Comm* c : registry()) dumpForSignal(*c);
+  gAnswered = requested;
+}
+
+// At exit (atexit): a dump requested just before the program returned from main completes
+// before the process ends, instead of dying with it. Bounded: a dump stuck writing to a full
+// disk must not hold the exit for ever.
+extern "C" void finishPending() {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(kExitWaitSeconds);
+  while (std::chrono::steady_clock::now() < until) {
+    {
+      std::unique_lock<std::mutex> lock(registryMutex(), std::try_to_lock);
+      if (lock.owns_lock()) {
+        answerPending();
+        return;
+      }
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the thread is dumping
   }
 }
 
@@ -68,6 +110,7 @@ Status install(int signo) {
   }
   gSignal = signo;
   std::thread(dumpLoop).detach();
+  std::atexit(finishPending);
   STRATA_INFO(kSubsysInit, "flight recorders dump on %s (STRATA_FLIGHT_RECORDER_SIGNAL)",
               strsignal(signo));
   return Status::ok();
@@ -101,6 +144,9 @@ Status watchDumpSignal(Comm& c, int signo) {
 
 void unwatchDumpSignal(Comm& c) {
   std::lock_guard<std::mutex> lock(registryMutex());
+  // A request the thread has not reached yet still includes this communicator: it dumps now,
+  // before it is gone (a program that is signalled and then destroys its communicator at once).
+  if (registry().count(&c) != 0 && gRequested.load() != gAnswered) dumpForSignal(c);
   registry().erase(&c);
 }
 

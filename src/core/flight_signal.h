@@ -9,6 +9,13 @@
 // unregister first thing in their destructor; the thread dumps under the registry's lock, so a
 // communicator is never destroyed while it is being dumped. The handler and the thread stay for
 // the life of the process.
+//
+// A requested dump is never lost to a prompt exit: the handler counts requests; a
+// communicator destroyed while one is pending dumps itself first, and an atexit handler
+// answers a pending request (waiting up to 10 s for a dump in progress) before the process
+// ends. Like any handled signal, it interrupts a blocking system call of the thread it lands
+// on: C's sleep() returns early (Python's time.sleep resumes by itself); SA_RESTART restarts
+// reads and writes.
 #pragma once
 
 #include <string>
