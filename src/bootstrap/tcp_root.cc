@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -32,7 +33,11 @@ class Root {
     const double budget = deadline::configuredSeconds();
     double until = budget > 0 ? wire::nowSeconds() + budget : 0;
     while (nranks_ == 0 || count_ < nranks_) {
-      if (until > 0 && wire::nowSeconds() > until) return timedOut(budget);
+      if (until > 0 && wire::nowSeconds() > until) {
+        if (failure_.empty()) timedOut(budget);
+        return;
+      }
+      if (!failure_.empty() && everyRankTold()) return;
       pollOnce();
       if (count_ == 1 && !restarted_) {  // the first rank is here: the rest have budget from now
         restarted_ = true;
@@ -91,21 +96,27 @@ class Root {
     const std::string problem =
         wire::helloProblem(hello, secret_, wire::Kind::kRegister, 0);
     if (!problem.empty()) return drop(k, problem);
+    const std::string who = "rank " + std::to_string(hello.rank) + " (" + p.peer.str() + ")";
+    told_.insert(hello.rank);
+    claimed_ = std::max(claimed_, static_cast<int>(hello.nranks));
+    if (!failure_.empty()) return refuse(k, failure_);
     if (nranks_ == 0) {
       nranks_ = hello.nranks;
       ranks_.resize(static_cast<size_t>(nranks_));
+      first_ = who;
     }
-    const std::string who = "rank " + std::to_string(hello.rank) + " (" + p.peer.str() + ")";
     if (hello.nranks != nranks_) {
-      return refuse(k, who + " says the job has " + std::to_string(hello.nranks) +
-                           " ranks; the first rank to register said " +
-                           std::to_string(nranks_) + ": every rank must pass the same nranks");
+      return fail(k, "the ranks disagree on the job size: " + who + " says " +
+                         std::to_string(hello.nranks) + " ranks, " + first_ + " said " +
+                         std::to_string(nranks_) +
+                         ": every rank must pass the same nranks (WORLD_SIZE under torchrun-style "
+                         "launchers)");
     }
     Registered& slot = ranks_[static_cast<size_t>(hello.rank)];
     if (slot.fd.valid()) {
-      return refuse(k, who + " registered twice: rank " + std::to_string(hello.rank) +
-                           " already came from " + slot.peer.str() +
-                           " (two processes were given the same rank)");
+      return fail(k, who + " registered twice: rank " + std::to_string(hello.rank) +
+                         " already came from " + slot.peer.str() +
+                         " (two processes were given the same rank)");
     }
     slot.fd = std::move(p.fd);
     slot.peer = p.peer;
@@ -133,6 +144,28 @@ class Root {
     STRATA_WARN(kSubsysInit, "rendezvous root %s: %s", addr_.str().c_str(), why.c_str());
     sendError(pending_[k].fd, why);
     pending_.erase(pending_.begin() + static_cast<long>(k));
+  }
+
+  // A launch mistake dooms the job: the rank that made it, every rank already registered (it
+  // would otherwise wait for the whole timeout for a job that cannot form) and every rank that
+  // registers later get the same message at once.
+  void fail(size_t k, const std::string& why) {
+    failure_ = why;
+    refuse(k, why);
+    for (Registered& r : ranks_) {
+      if (!r.fd.valid()) continue;
+      sendError(r.fd, why);
+      r.fd = net::Fd();
+    }
+  }
+
+  // After a failure: every rank any registration implied (up to the largest job size claimed)
+  // has been told; the root then ends instead of waiting out the timeout.
+  bool everyRankTold() const {
+    for (int r = 0; r < claimed_; ++r) {
+      if (told_.count(r) == 0) return false;
+    }
+    return true;
   }
 
   void timedOut(double budget) {
@@ -180,6 +213,10 @@ class Root {
   std::vector<Registered> ranks_;
   int nranks_ = 0, count_ = 0;
   bool restarted_ = false;
+  std::string first_;    // the first registration: "rank r (address)", named in a size mismatch
+  std::string failure_;  // set by fail(): the job cannot form, every rank gets this
+  std::set<int> told_;   // ranks that registered (answered or still waiting)
+  int claimed_ = 0;      // the largest job size a registration claimed
 };
 
 }  // namespace

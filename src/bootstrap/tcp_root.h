@@ -7,8 +7,11 @@
 // Protocol invariants:
 //   - A connection counts only after a Hello of kind Register with the id's secret and a rank
 //     in range; anything else is dropped and logged, and the job goes on.
-//   - Every registration agrees on the job size with the first; a rank registered twice, or a
-//     size that disagrees, gets an error reply at once (a launch mistake, said loudly).
+//   - Every registration agrees on the job size with the first, and no rank registers twice.
+//     Either mistake dooms the job: the rank that made it, every rank registered before it
+//     and every rank that registers after it get an error naming the mistake at once, never a
+//     timeout. The root then ends once every rank up to the largest size claimed was told,
+//     or at its deadline.
 //   - The root waits STRATA_TIMEOUT for the first rank and then STRATA_TIMEOUT for the rest
 //     (0: for ever); on expiry every registered rank gets an error naming the missing ranks.
 #pragma once
