@@ -168,7 +168,8 @@ assert d["source"] == "live"
     cp "$out" "$work/tool.json"
     [ -s "$topo_file" ] || fail "no file written"
     has "name: nvlink, size: 2, fabric: shm, link: nvswitch, bandwidth_GBps: 150" "$topo_file" file
-    has "name: network, size: 2, fabric: mpi, link: ethernet" "$topo_file" file
+    # The engine between nodes is the one the communicator would run (STRATA_NET: ucx).
+    has "name: network, size: 2, fabric: ucx, link: ethernet" "$topo_file" file
     has "link_sharing: 2" "$topo_file" file
     has "r % size[0]" "$topo_file" file
     # The file loads back to the same levels (as strataCommInitMPI loads it).
@@ -191,6 +192,7 @@ EOF
     expect_rc 0
     has "hierarchy nvlink(2) x network(2) over 4 ranks (topology file $topo_file)"
     has "link nvswitch 150 GB/s"
+    has "network: 1 group of 2, fabric ucx"
     has "PASSED"
     ;;
 
@@ -315,6 +317,22 @@ EOF
     [ ! -e "$work/x.yaml" ] || fail "-s wrote a file"
     ;;
 
+  net_fabric)
+    # The levels between nodes run on the engine a communicator would use: STRATA_NET, ucx by
+    # default (it showed mpi whatever the engine was); a value the library refuses fails here.
+    run --input "$dgx2" --nodes 2
+    expect_rc 0
+    has "level 1 network: 1 group of 2 nvlink groups;"
+    grep -qE '^  level 1 network: .*; fabric ucx$' "$out" || fail "network level not on ucx"
+    grep -qE '^  level 0 nvlink: .*; fabric shm$' "$out" || fail "nvlink level not on shm"
+    STRATA_NET=mpi run --input "$dgx2" --nodes 2 --format json
+    expect_rc 0
+    check_json 'assert [l["fabric"] for l in d["levels"]] == ["shm", "mpi"], d["levels"]'
+    STRATA_NET=bogus run --input "$dgx2" --nodes 2
+    expect_failure
+    has_err "STRATA_NET=bogus: expected mpi or ucx"
+    ;;
+
   mpi_two_hosts_text)
     mpirun -n 2 env STRATA_HOSTNAME=a "$tool" : -n 2 env STRATA_HOSTNAME=b "$tool"
     expect_rc 0
@@ -343,6 +361,9 @@ assert [l["name"] for l in d["levels"]] == ["node", "network"]
 assert [l["size"] for l in d["levels"]] == [2, 2]
 assert "node(2) x network(2)" in d["describe"]
 assert [p["host"] for p in d["placement"]] == ["a", "a", "b", "b"]
+# The rebuilt levels (JSON, --save) name the fabrics the communicator itself runs.
+assert [l["fabric"] for l in d["levels"]] == ["shm", "ucx"], d["levels"]
+assert "fabric ucx" in d["describe"], d["describe"]
 '
     ;;
 

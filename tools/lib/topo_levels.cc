@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/settings.h"
 #include "fabrics/registry.h"
 #include "topo_render.h"
 #include "topology/topo_file.h"
@@ -110,8 +111,12 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
 }
 
 StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster) {
+  // The levels between hosts run on the engine STRATA_NET names (ucx unless set), as in a
+  // communicator from MPI (fabrics/registry.h, netFabric); the settings are read as its init
+  // reads them, so a value the library refuses is refused here too.
+  STRATA_ASSIGN_OR_RETURN(core::Settings settings, core::Settings::fromEnv());
   STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch,
-                          topo::buildClusterHierarchy(cluster, "shm", "mpi"));
+                          topo::buildClusterHierarchy(cluster, "shm", settings.net));
   return LevelsReport{std::move(ch.hierarchy), std::move(ch.differences), originOf(cluster)};
 }
 

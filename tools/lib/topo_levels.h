@@ -32,7 +32,9 @@ struct LevelsReport {
                        // "topology file F"
 };
 
-// The levels strataCommInitMPI detects for `cluster`: buildClusterHierarchy(cluster, "shm", "mpi").
+// The levels strataCommInitMPI detects for `cluster`: buildClusterHierarchy(cluster, "shm", net),
+// net the inter-host engine STRATA_NET names (ucx by default), as the communicator runs them.
+// Fails as strataCommInitMPI would on a malformed STRATA_* setting.
 StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster);
 
 // The levels strataCommInitMPI takes from a topology file for `nranks` ranks.
