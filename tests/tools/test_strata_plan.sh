@@ -396,6 +396,13 @@ EOF
     expect_failure
     has_err "strata-plan: error: plan file $work/broken.yaml:5: unknown level 'socket'"
     ! grep -q "^OK" "$out" || fail "printed OK for a broken file"
+    # Offline there is no job: the message names the layout it checked and where it came from.
+    has_err "the layout checked against (topology file $topos/2x2.yaml) is node(2) x network(2), 4 ranks"
+    lacks "this job" "$err" stderr
+    run validate --plan-file "$work/broken.yaml" --cluster 2x2 --format json
+    expect_failure
+    check_json 'assert "the layout checked against (simulated cluster 2x2" in d["error"], d
+assert "this job" not in d["error"], d'
     # Rules that leave a gap, on line 3.
     cat >"$work/gap.yaml" <<'EOF'
 rules:
@@ -535,6 +542,11 @@ assert d["ranks"] == 4 and d["sizes"][0]["bytes"] == 64 << 20
     expect_rc 0
     has "OK: 2 rules"
     has "against node(2) x network(2), 4 ranks"
+    # Under --live the layout is the job's, and the message says so.
+    mpirun -n 2 env STRATA_HOSTNAME=a "$tool" validate --live --plan-file "$plans/blueconnect_2x2x2.yaml" \
+      : -n 2 env STRATA_HOSTNAME=b "$tool" validate --live --plan-file "$plans/blueconnect_2x2x2.yaml"
+    expect_failure
+    has_err "this job's layout is node(2) x network(2), 4 ranks"
     ;;
 
   *)

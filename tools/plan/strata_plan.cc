@@ -59,6 +59,18 @@ StatusOr<std::vector<size_t>> messageSizes(const Options& o, const std::string& 
   return parseSizeList(list, o.size.empty() ? "--sizes" : "--size/--sizes");
 }
 
+// A plan file that does not fit is reported by the library as a communicator's init reports it,
+// naming "this job's layout". Offline (--topo, --input, --cluster) there is no job: name where
+// the hierarchy came from instead.
+Status inOfflineWords(const Status& s, const Target& t) {
+  const std::string job = "this job's layout is";
+  std::string message = s.message();
+  const size_t at = message.find(job);
+  if (t.live || at == std::string::npos) return s;
+  message.replace(at, job.size(), "the layout checked against (" + t.source + ") is");
+  return Status(s.code(), message);
+}
+
 // Where the plans come from: --plan-file, else (--live) the communicator's STRATA_PLAN_FILE,
 // else the planner. --reduce-gbps overrides the communicator's cost parameters.
 StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
@@ -74,8 +86,10 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
   if (!o.compress.empty()) parseWireType(o.compress, &p.params.compress);
   if (!o.planFile.empty()) {
     STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(o.planFile));
-    STRATA_ASSIGN_OR_RETURN(p.rules, plan::resolvePlanFile(file, t.hierarchy, fabric::fabricNames(),
-                                                           o.planFile, &p.blocks));
+    StatusOr<std::vector<plan::PlanRule>> rules =
+        plan::resolvePlanFile(file, t.hierarchy, fabric::fabricNames(), o.planFile, &p.blocks);
+    if (!rules.isOk()) return inOfflineWords(rules.status(), t);
+    p.rules = rules.take();
     p.name = "plan file " + o.planFile;
   } else if (t.live && !t.commRules.empty()) {
     p.rules = t.commRules;
