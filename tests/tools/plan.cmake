@@ -7,7 +7,8 @@
 #                              BlueConnect's 24x8 cluster; validate of configs/plans/*.yaml and of
 #                              broken files; bad arguments; --live under mpiexec with two
 #                              emulated hosts; test_strata_plan_baseline.sh <case>: simulate
-#                              and show against NCCL's choice and the other baselines
+#                              and show against NCCL's choice and the other baselines, and a
+#                              topology file's published figures beside NCCL's model
 #
 # Cases that start mpiexec are labelled mpi as well and run serially, as tests/mpi's do; the
 # others are unit tests.
@@ -40,7 +41,7 @@ set_tests_properties(tools.strata_plan.live_pinned_forms PROPERTIES LABELS "tool
 
 # tools.strata_plan.<case> of test_strata_plan_baseline.sh: simulate and show against NCCL's
 # choice, the fallback to it, and the other baselines.
-foreach(case IN ITEMS simulate_nccl show_fallback baseline_kinds)
+foreach(case IN ITEMS simulate_nccl show_fallback baseline_kinds published)
   add_test(NAME tools.strata_plan.${case}
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_strata_plan_baseline.sh ${case})
   set_tests_properties(tools.strata_plan.${case} PROPERTIES

@@ -64,6 +64,7 @@ StatusOr<Baseline> ncclBaseline(const Target& t, const BaselineOptions& o) {
                   (s.nodes == 2 && s.tree.bwIntra != s.ring.bwIntra
                        ? ", the tree's intra-node channels " + gbps(s.tree.bwIntra)
                        : "");
+  for (std::string& n : publishedNotes(t.published, s)) b.notes.push_back(std::move(n));
   return b;
 }
 
@@ -77,6 +78,12 @@ StatusOr<Baseline> makeBaseline(const Target& t, const BaselineOptions& o, bool 
   }
   if (kind == "nccl") return ncclBaseline(t, o);
   Baseline b;
+  // Published figures are NCCL's: only its model's baseline compares with them.
+  if (!t.published.empty()) {
+    b.notes.push_back("the topology file records measured NCCL figures (line " +
+                      std::to_string(t.published.front().line) +
+                      "); --baseline nccl compares them with NCCL's cost model");
+  }
   if (kind == "none") return b;
   b.kind = kind;
   b.description = kind == "flat-ring"

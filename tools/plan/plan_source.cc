@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "api/tools_view.h"
+#include "common/text_file.h"
 #include "fabrics/registry.h"
 #include "strata/strata_mpi.h"
 #include "topo_input.h"
@@ -52,6 +53,9 @@ StatusOr<Target> fromTopoFile(const std::string& path) {
   t.gpus = !file.gpu.empty();
   t.gpu = file.gpu;
   t.cpu = file.cpu;
+  // The figures live in comments, which the YAML loader drops: read the text once more.
+  STRATA_ASSIGN_OR_RETURN(std::string text, readTextFileBounded(path));
+  STRATA_ASSIGN_OR_RETURN(t.published, parsePublished(text, path));
   return t;
 }
 

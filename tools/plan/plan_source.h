@@ -10,6 +10,7 @@
 #include "decompose/cost_model.h"
 #include "decompose/plan_file.h"
 #include "plan_args.h"
+#include "plan_published.h"
 #include "topology/hierarchy.h"
 
 struct strataComm;
@@ -36,6 +37,8 @@ struct Target {
   bool gpus = false;
   std::string gpu;
   std::string cpu;
+  // What the topology file says was measured (its `# published:` lines), for the NCCL baseline.
+  std::vector<PublishedFigure> published;
   // --live only: what the communicator itself runs with (STRATA_PLAN_FILE, cost parameters).
   bool live = false;
   std::vector<plan::PlanRule> commRules;

@@ -360,6 +360,8 @@ time it saves (1 - chosen / baseline). Where NCCL's choice is predicted faster, 
 back to NCCL's flat algorithm: the plan column says flat (nccl).
 The baseline defaults to nccl where the ranks are GPUs (--cluster, a topology file's gpu key,
 a node description with GPUs; --gpu and --cpu set NCCL's constants), else flat-ring.
+A topology file's "# published:" lines (what NCCL was measured at there) become notes beside
+NCCL's model: how far apart they are and, past 15%, what the gap points to.
 JSON (--format json): {..., baseline: {kind, description, notes}, reference_plans, rows:
 [{bytes, flat_ring_us, passthrough_us, two_level_us, strata_plan: {name, description, us},
 chosen: {name, description, us}, baseline: {what, us}, fallback, chosen_us,
