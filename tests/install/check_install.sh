@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix, then checks it as a user elsewhere would meet it:
-# a consumer that uses find_package(strata) configures, builds and runs; no installed ELF file
+# a consumer that uses find_package(strata) configures, builds and runs; a C program built with
+# cc and pkg-config (strata.pc, the prefix's and the build tree's) runs; no installed ELF file
 # has a RUNPATH into the build; libstrata.so needs no NCCL; every installed program answers
 # --help and the demo runs under mpiexec, all without LD_LIBRARY_PATH.
 # Arguments: the build directory and the source directory.
@@ -15,6 +16,32 @@ ls "$work"/prefix/lib*/libstrata.so* >/dev/null
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 LD_LIBRARY_PATH="$(dirname "$(ls "$work"/prefix/lib*/libstrata.so | head -1)")" "$work/consumer/consumer"
+
+# Without CMake: strata.pc for pkg-config, installed under <libdir>/pkgconfig and in the build
+# tree's pkgconfig/. A C program built with the README's one line against each runs on 2 ranks,
+# from outside the build and without LD_LIBRARY_PATH (the rpath comes from the .pc's libdir).
+command -v pkg-config >/dev/null ||
+  { echo "FAIL: no pkg-config (scripts/install-deps.sh installs it)"; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+pc_installed=$(dirname "$(ls "$work"/prefix/lib*/pkgconfig/strata.pc | head -1)")
+for pc_path in "$pc_installed" "$build/pkgconfig"; do
+  (
+    cd "$work"
+    export PKG_CONFIG_PATH="$pc_path"
+    pkg-config --exists strata || { echo "FAIL: pkg-config finds no strata in $pc_path"; exit 1; }
+    [ "$(pkg-config --modversion strata)" = "$(sed -n 's/^project(strata VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")" ] ||
+      { echo "FAIL: $pc_path/strata.pc has version $(pkg-config --modversion strata)"; exit 1; }
+    libdir=$(pkg-config --variable=libdir strata)
+    [ -e "$libdir/libstrata.so" ] || { echo "FAIL: $pc_path/strata.pc: no libstrata.so in $libdir"; exit 1; }
+    # shellcheck disable=SC2046  # the flags are meant to split, as in the README
+    cc "$src/tests/install/pkgconfig_app.c" -o pkgconfig_app $(pkg-config --cflags --libs strata) \
+      -Wl,-rpath,"$libdir" || { echo "FAIL: cc with $pc_path/strata.pc"; exit 1; }
+    out=$(env -u LD_LIBRARY_PATH timeout 120 "${MPIEXEC:-mpiexec}" --oversubscribe -n 2 ./pkgconfig_app 2>&1) ||
+      { echo "FAIL: the program built with $pc_path/strata.pc exited $?:"; echo "$out"; exit 1; }
+    grep -q "pkg-config app: 2 ranks, PASSED" <<<"$out" || { echo "FAIL: $out"; exit 1; }
+    echo "pkg-config ($pc_path): built and ran: $out"
+  )
+done
 
 # No installed ELF file may point into the build or source tree (an RPATH/RUNPATH left from the
 # build would hide a broken install here and break it elsewhere), and libstrata.so must not
