@@ -50,10 +50,18 @@ class GilRelease {
 }  // namespace
 
 std::string strataMessage(strataComm_t comm, strataResult_t result) {
-  std::string msg = strataGetErrorString(result);
+  // strataGetLastError says what failed, where and why: that is the message. The code's
+  // generic string is for C programs ("... (strataGetLastError says why)", which a Python user
+  // cannot call); it stands alone only when no reason was recorded, without that pointer.
   const char* last = strataGetLastError(comm);
   if (last == nullptr || *last == '\0') last = strataGetLastError(nullptr);
-  if (last != nullptr && *last != '\0') msg += std::string(": ") + last;
+  std::string msg;
+  if (last != nullptr && *last != '\0') {
+    msg = last;
+  } else {
+    msg = strataGetErrorString(result);
+    msg = msg.substr(0, msg.find(" (strataGetLastError"));
+  }
   // A deadline's failure starts with the words PyTorch's tests and users match on a timeout
   // (Gloo's "Timed out waiting ...", distributed_test.py's " (Timed out|closed|timeout) ").
   if (msg.find("timed out after") != std::string::npos) {

@@ -89,7 +89,10 @@ const char* strataGetErrorString(strataResult_t result) {
       return hint("invalid usage (strataGetLastError says why)",
                   "invalid usage (strataGetLastError says why; STRATA_DEBUG=WARN logs it)");
     case strataRemoteError:
-      return "remote process exited or there was a network error";
+      // NCCL's words ("remote process exited or there was a network error") misname the
+      // commonest case, a timeout; the drop-in keeps NCCL's.
+      return "a peer failed, exited or timed out, or there was a network error "
+             "(strataGetLastError says which)";
     case strataInProgress:
       return "strata operation in progress";
     default:

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -171,6 +172,18 @@ StatusOr<std::vector<Interface>> listInterfaces() {
   return out;
 }
 
+// "lo, eth0": each name once, in the order the system lists them (an interface with an IPv4
+// and an IPv6 address is listed twice by getifaddrs).
+std::string interfaceNames(const std::vector<Interface>& all) {
+  std::vector<std::string> seen;
+  for (const Interface& i : all) {
+    if (std::find(seen.begin(), seen.end(), i.name) == seen.end()) seen.push_back(i.name);
+  }
+  std::string names;
+  for (const std::string& n : seen) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 StatusOr<Interface> chooseInterface(const SockAddr* reach) {
   STRATA_ASSIGN_OR_RETURN(std::vector<Interface> all, listInterfaces());
   const std::string spec = env::get(env::var::STRATA_SOCKET_IFNAME);
@@ -183,11 +196,9 @@ StatusOr<Interface> chooseInterface(const SockAddr* reach) {
       if (first == nullptr && (reach == nullptr || i.addr.family() == reach->family())) first = &i;
     }
     if (first != nullptr) return *first;
-    std::string names;
-    for (const Interface& i : all) names += (names.empty() ? "" : ", ") + i.name;
     return invalidArgument("STRATA_SOCKET_IFNAME=" + spec + " matches no interface that is up" +
                            (reach != nullptr ? " (with the family of " + reach->str() + ")" : "") +
-                           "; this host has: " + names);
+                           "; this host has: " + interfaceNames(all));
   }
   if (reach != nullptr) {
     for (const Interface& i : all) {

@@ -139,9 +139,10 @@ class Root {
     pending_.erase(pending_.begin() + static_cast<long>(k));
   }
 
-  // A rank of this job that made a launch mistake: it gets the message and fails.
+  // A rank of this job that made a launch mistake: it gets the message and fails. Logged at
+  // INFO here: the rank logs it at WARN (in the same process when the root's is a rank).
   void refuse(size_t k, const std::string& why) {
-    STRATA_WARN(kSubsysInit, "rendezvous root %s: %s", addr_.str().c_str(), why.c_str());
+    STRATA_INFO(kSubsysInit, "rendezvous root %s: %s", addr_.str().c_str(), why.c_str());
     sendError(pending_[k].fd, why);
     pending_.erase(pending_.begin() + static_cast<long>(k));
   }
@@ -184,8 +185,13 @@ class Root {
         nranks_ == 0 ? std::string(what) + "no rank registered"
                      : what + std::to_string(count_) + " of " + std::to_string(nranks_) +
                            " ranks registered; missing: " + missing;
-    if (nranks_ > 0) STRATA_WARN(kSubsysInit, "rendezvous root %s: %s", addr_.str().c_str(),
-                                 msg.c_str());
+    // Every registered rank gets the message and logs it; with none, the root is the only
+    // one that can say it.
+    if (count_ > 0) {
+      STRATA_INFO(kSubsysInit, "rendezvous root %s: %s", addr_.str().c_str(), msg.c_str());
+    } else if (nranks_ > 0) {
+      STRATA_WARN(kSubsysInit, "rendezvous root %s: %s", addr_.str().c_str(), msg.c_str());
+    }
     for (Registered& r : ranks_) {
       if (r.fd.valid()) sendError(r.fd, msg, 2);
     }

@@ -30,8 +30,7 @@ Status bounded(Comm& c, const Call& first, size_t calls, Body body) {
   Status st = body();
   if (st.isOk()) return st;
   st = st.withContext(callContext(c, first, calls));
-  c.engine().fail(st);
-  c.dumpOnce(st.message());
+  c.failHere(st);
   return st;
 }
 

@@ -27,10 +27,9 @@ std::string callContext(const Comm& c, const Call& first, size_t groupSize) {
 }
 
 Status setupFailed(Comm& c, const Status& why, const std::string& what) {
-  const Status st = why.withContext("setting up " + what + " on rank " + std::to_string(c.rank()) +
-                                    " of " + std::to_string(c.size()));
-  c.engine().fail(st);
-  c.dumpOnce(st.message());
+  Status st = why.withContext("setting up " + what + " on rank " + std::to_string(c.rank()) +
+                              " of " + std::to_string(c.size()));
+  c.failHere(st);
   return st;
 }
 

@@ -129,7 +129,11 @@ class Comm {
   const FlightRecorder& flightRecorder() const { return *flight_; }
   // Dumps the flight recorder once per communicator: at the first failure while running or
   // setting up (the error state begins), or at strataCommAbort, whichever comes first.
-  void dumpOnce(const std::string& reason);
+  // `reasonLogged`: the reason was just logged at WARN; the log's summary points to it.
+  void dumpOnce(const std::string& reason, bool reasonLogged = false);
+  // A call failed while running or setting up: the error state begins. Logs `st` once at WARN
+  // (the engine and the C boundary then do not), marks it logged, fails the engine and dumps.
+  void failHere(Status& st);
   // The timeline (core/timeline.h); null when STRATA_TRACE is unset.
   Timeline* timeline() { return timeline_.get(); }
 

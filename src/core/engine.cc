@@ -54,7 +54,8 @@ void Engine::runNext(std::unique_lock<std::mutex>& lock) {
   if (!st.isOk() && (failedAt_ == 0 || item.ticket < failedAt_)) {
     failedAt_ = item.ticket;
     error_ = st.withContext("asynchronous error in a queued call");
-    STRATA_WARN(kSubsysColl, "%s", error_.message().c_str());
+    // A call's failure was logged where it began (Comm::failHere); others are logged here.
+    if (!error_.wasLogged()) STRATA_WARN(kSubsysColl, "%s", error_.message().c_str());
   }
   completed_ = item.ticket;
   running_ = false;

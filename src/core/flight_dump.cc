@@ -85,15 +85,16 @@ std::string flightSummary(const std::vector<FlightRecord>& calls, size_t last) {
   return out.empty() ? "no calls recorded" : out;
 }
 
-Status dumpFlightRecorder(Comm& c, const std::string& reason) {
+Status dumpFlightRecorder(Comm& c, const std::string& reason, bool reasonLogged) {
   const FlightRecorder& rec = c.flightRecorder();
   if (!rec.on()) return Status::ok();
   const std::vector<FlightRecord> calls = rec.snapshot();
   const std::string pattern = env::get(env::var::STRATA_FLIGHT_RECORDER_FILE);
   if (pattern.empty()) {
+    // A failure's message was logged just before: said once, not again in the summary.
     STRATA_WARN(kSubsysColl, "commHash %s flight recorder (%s); the last calls on rank %d:\n%s",
-                hashText(c.hash()).c_str(), reason.c_str(), c.rank(),
-                flightSummary(calls, 8).c_str());
+                hashText(c.hash()).c_str(), reasonLogged ? "at the failure above" : reason.c_str(),
+                c.rank(), flightSummary(calls, 8).c_str());
     return Status::ok();
   }
   const std::string path = rankFilePath(pattern, c);

@@ -27,6 +27,6 @@ std::string flightJson(const Comm& c, const std::vector<FlightRecord>& calls,
 std::string flightSummary(const std::vector<FlightRecord>& calls, size_t last);
 // Dumps `c`'s recorder as the top says; `reason` says why ("strataCommDump", the error).
 // Errors writing the file are returned (and logged), never thrown.
-Status dumpFlightRecorder(Comm& c, const std::string& reason);
+Status dumpFlightRecorder(Comm& c, const std::string& reason, bool reasonLogged = false);
 
 }  // namespace strata::core

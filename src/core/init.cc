@@ -194,11 +194,20 @@ Comm::~Comm() {
   }
 }
 
-void Comm::dumpOnce(const std::string& reason) {
+void Comm::dumpOnce(const std::string& reason, bool reasonLogged) {
   if (dumped_.exchange(true)) return;
   if (timeline_) timeline_->flush();  // the peers may be gone next: keep what led here
-  (void)dumpFlightRecorder(*this,
-                           reason);  // a failure to write was logged; the call's error stands
+  // A failure to write was logged; the call's error stands.
+  (void)dumpFlightRecorder(*this, reason, reasonLogged);
+}
+
+void Comm::failHere(Status& st) {
+  if (!st.wasLogged()) {
+    STRATA_WARN(kSubsysColl, "%s", st.message().c_str());
+    st.markLogged();
+  }
+  engine_->fail(st);
+  dumpOnce(st.message(), true);
 }
 
 void Comm::abandon() {

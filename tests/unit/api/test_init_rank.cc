@@ -2,6 +2,7 @@
 // and STRATA_SOCKET_IFNAME values refused with a message, strataCommInitAll's communicators
 // reducing together, a nonblocking init polled to completion, and an abort that ends a
 // nonblocking init that can never complete. Ranks are threads; the fabrics are real (shm, ucx).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
@@ -65,6 +66,20 @@ TEST_CASE("malformed STRATA_COMM_ID and STRATA_SOCKET_IFNAME are refused", "[api
     ScopedEnv ifname("STRATA_SOCKET_IFNAME", "=no_such_if0");
     CHECK(strataGetUniqueId(&id) == strataInvalidArgument);
     CHECK(lastError().find("matches no interface") != std::string::npos);
+    // The interfaces it lists, each once (getifaddrs lists one per address).
+    const std::string err = lastError();
+    const size_t at = err.find("this host has: ");
+    REQUIRE(at != std::string::npos);
+    std::vector<std::string> names;
+    std::string rest = err.substr(at + 15);
+    for (size_t comma; (comma = rest.find(", ")) != std::string::npos; rest = rest.substr(comma + 2)) {
+      names.push_back(rest.substr(0, comma));
+    }
+    names.push_back(rest);
+    INFO(err);
+    CHECK(std::find(names.begin(), names.end(), "lo") != names.end());
+    std::sort(names.begin(), names.end());
+    CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
   }
   {
     ScopedEnv ifname("STRATA_SOCKET_IFNAME", "eth 0");
