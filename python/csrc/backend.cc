@@ -102,8 +102,16 @@ ProcessGroupStrata::~ProcessGroupStrata() {
     auto& groups = live();
     groups.erase(std::remove(groups.begin(), groups.end(), this), groups.end());
   }
+  release();
+}
+
+#ifdef STRATA_TORCH_BACKEND_SHUTDOWN
+void ProcessGroupStrata::shutdown() { release(); }
+#endif
+
+void ProcessGroupStrata::release() {
   // Destroying a communicator is collective; one in its error state (its peers may be gone)
-  // is aborted instead.
+  // is aborted instead. After a first release comm_ is null: nothing is left to free.
   strataResult_t state = strataSuccess;
   const bool healthy =
       comm_ != nullptr && strataCommGetAsyncError(comm_, &state) == strataSuccess &&

@@ -66,6 +66,13 @@ class ProcessGroupStrata : public BackendBase {
   ~ProcessGroupStrata() override;
 
   const std::string getBackendName() const override { return "strata"; }
+#ifdef STRATA_TORCH_BACKEND_SHUTDOWN
+  // PyTorch 2's destroy_process_group() (c10d::Backend::shutdown, where the headers declare
+  // it): releases the group's communicators now, as the destructor would, rather than when
+  // the last reference goes (a DDP model may keep the group alive to the interpreter's exit).
+  // Every later call on the group raises "... on a process group that was shut down".
+  void shutdown() override;
+#endif
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -192,6 +199,9 @@ class ProcessGroupStrata : public BackendBase {
   // Stops the threads and frees the communicators: destroyed (collective) when `collective`,
   // else aborted (local). Idempotent.
   void close(bool collective);
+  // close(), collectively while the group is healthy (every member tears it down alike), else
+  // locally: one in its error state may have lost its peers.
+  void release();
 
   std::chrono::milliseconds timeout_;
   std::atomic<uint64_t> seq_{0};  // operations issued (getSequenceNumberForGroup)

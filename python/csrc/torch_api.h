@@ -21,7 +21,10 @@
 //   `(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const XOptions&)`
 //   arrived in 2.1 (PyTorch PRs #101157, #103561) and are overridden from 2.1 on.
 // - Backend gained virtual abort(), shutdown(), split(), merge() ...: nothing here may hide
-//   them (GCC 13's -Wall has -Woverloaded-virtual), hence close() rather than shutdown().
+//   them (GCC 13's -Wall has -Woverloaded-virtual), hence close() and release(). shutdown()
+//   (destroy_process_group's call; not in 2.6's header, in 2.11's) is overridden where
+//   Backend.hpp declares it: python/csrc/CMakeLists.txt reads the header and defines
+//   STRATA_TORCH_BACKEND_SHUTDOWN.
 // - c10d::Work(int rank = -1, OpType = UNKNOWN, const char* profilingTitle = nullptr,
 //   optional<vector<Tensor>> inputs = nullopt); virtual isCompleted(), synchronize(),
 //   wait(std::chrono::milliseconds), result(), getFuture(); protected finish(exception_ptr),
