@@ -6,6 +6,7 @@
 #                 install)
 #   torch_stress_repeats  how often hook_order.np2 repeats its PowerSGD run
 #   torch_stress_hosts_repeats  ... and hook_order.stress.np4.hosts_2_2
+#   torch_torchrun  that PyTorch's torchrun, empty where it cannot start workers (Debian's)
 
 # Every operation: 2-17 s an entry with Gloo on 2 busy cores (watchdog 110 s). 4 ranks on one
 # host with fewer dtypes and sizes (TORCH_OPS_QUICK): the 4-rank layouts below run them all.
@@ -38,6 +39,34 @@ strata_add_torch_launch_test(${T}.ops.env.np3.hosts_2_1 SCRIPT test_ops.py TIMEO
   RUN --hosts a:2,b:1 ENV TORCH_TEST_INIT=env TORCH_OPS_QUICK=1)
 strata_add_torch_launch_test(${T}.ops.init_from_env.np3 SCRIPT test_ops.py TIMEOUT 130
   RUN -n 3 ENV TORCH_TEST_INIT=launcher TORCH_OPS_QUICK=1)
+# Under PyTorch's own launcher: torchrun --standalone (a free port of its own), DDP against
+# Gloo and the reference on 2 ranks through env://. Not under Debian's torchrun, which crashes
+# before starting a worker (tests/torch/CMakeLists.txt).
+if(torch_torchrun)
+  add_test(NAME ${T}.ddp.torchrun.np2 COMMAND ${torch_torchrun} --standalone --nproc_per_node=2
+    ${CMAKE_CURRENT_SOURCE_DIR}/test_ddp.py)
+  strata_torch_test_properties(${T}.ddp.torchrun.np2 TIMEOUT 120 ENV TORCH_TEST_INIT=env)
+  set_tests_properties(${T}.ddp.torchrun.np2 PROPERTIES
+    FAIL_REGULAR_EXPRESSION "STRATA WARN;Traceback")
+endif()
+
+# A correct program's teardown is silent (test_teardown.py): DDP steps checked against a
+# reference, then README's snippet as is (no destroy_process_group: strata_torch's atexit),
+# destroy_process_group() with the DDP model alive, and del model, then destroy; 2 ranks
+# started as torchrun starts them, and the first under mpirun (strata_torch.init(), MPI
+# finalised at exit). The lines they must not print come after Python's last statement, so
+# ctest reads the whole job's output: any "WARN" (strata's warnings, a flight-recorder dump
+# among them) or traceback fails the entry; its exit status counts as well.
+foreach(order exit destroy del-destroy)
+  strata_add_torch_launch_test(${T}.teardown.${order}.np2 SCRIPT test_teardown.py TIMEOUT 90
+    RUN -n 2 ENV TORCH_TEST_INIT=env ARGS ${order})
+  set_tests_properties(${T}.teardown.${order}.np2 PROPERTIES
+    FAIL_REGULAR_EXPRESSION "WARN;Traceback")
+endforeach()
+strata_add_torch_test(${T}.teardown.exit.mpirun.np2 SCRIPT test_teardown.py NP 2 TIMEOUT 90
+  ARGS exit)
+set_tests_properties(${T}.teardown.exit.mpirun.np2 PROPERTIES
+  FAIL_REGULAR_EXPRESSION "WARN;Traceback")
 
 # Launches strata_torch.init() refuses (test_launch_errors.py): none at all, and an
 # environment that contradicts mpirun's ranks.
@@ -122,7 +151,8 @@ strata_add_torch_test(${T}.errors.np3.check SCRIPT test_errors.py NP 3 TIMEOUT 1
   ENV STRATA_CHECK=1)
 
 # The example as a user runs it (examples/torch/train_ddp.py): a short digits training on 2
-# emulated hosts through each hook; it must finish and print its loss per epoch.
+# emulated hosts through each hook; it must finish, print its loss per epoch, and warn of
+# nothing (its teardown, destroy_process_group with the DDP model alive, is silent).
 foreach(hook none fused fp16 csc)
   set(name ${T}.example.train_ddp.${hook})
   strata_mpi_command(command HOSTS a:2 b:2 COMMAND ${python}
@@ -130,5 +160,5 @@ foreach(hook none fused fp16 csc)
     --hook ${hook} --epochs 2 --calib 2)
   add_test(NAME ${name} COMMAND ${command})
   strata_torch_test_properties(${name} TIMEOUT 120)
-  set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "epoch +2" FAIL_REGULAR_EXPRESSION "Traceback|nan")
+  set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "epoch +2" FAIL_REGULAR_EXPRESSION "Traceback|nan|WARN")
 endforeach()

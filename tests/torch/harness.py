@@ -13,8 +13,10 @@ import sys
 import warnings
 
 SKIP = 77
-# "strata" (the default, what ctest runs) or "gloo": the world group's backend.
-BACKEND = os.environ.get("STRATA_TORCH_TEST_BACKEND", "strata")
+# "strata" (the default, what ctest runs) or "gloo": the world group's backend. Taken out of
+# the environment before strata reads it: strata warns about every STRATA_* variable it does
+# not know, and this one is the tests' own (test_teardown.py fails on any warning).
+BACKEND = os.environ.pop("STRATA_TORCH_TEST_BACKEND", "strata")
 
 
 def skip(reason):
@@ -97,6 +99,34 @@ def start(watchdog_s, timeout=None):
     else:
         raise SystemExit(f"STRATA_TORCH_TEST_BACKEND={BACKEND}: expected strata or gloo")
     return dist.get_rank(), dist.get_world_size()
+
+
+class StderrCapture:
+    """Collects what this process writes to its stderr (file descriptor 2: strata's log, its
+    flight-recorder dumps among them, written by the C library) while the block runs, then
+    writes it on to the real stderr, so nothing is lost from the job's output. text() reads
+    what was collected so far, also inside the block."""
+
+    def __enter__(self):
+        import tempfile
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def text(self):
+        # pread: the file's offset, where strata's threads may be writing, stays at its end.
+        fd = self._file.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        os.write(2, self.text().encode())
+        self._file.close()
+        return False
 
 
 def unsupported(err):

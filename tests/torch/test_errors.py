@@ -7,9 +7,12 @@ into the collective instead would hang the others: the watchdog turns that into 
 "Clear" means RuntimeError or ValueError naming what is wrong (a word from the case's list).
 
 The mismatch (rank 0 all_reduce, the others broadcast) comes last: the group is broken after
-it. With a 5 s group timeout every rank must raise within TIMEOUT_S + MARGIN_S.
+it. With a 5 s group timeout every rank must raise within TIMEOUT_S + MARGIN_S, and say so on
+its stderr at WARN: the flight recorder's dump naming its call (STRATA_CHECK=1: the warning
+naming both calls, which are refused before they run), however quiet a healthy teardown is.
 """
 import datetime
+import os
 import re
 import time
 
@@ -111,22 +114,44 @@ def bad_arguments():
 
 
 def mismatch():
-    """Rank 0 calls all_reduce, the others broadcast: every rank must raise, not hang."""
+    """Rank 0 calls all_reduce, the others broadcast: every rank must raise, not hang, and
+    strata must dump its flight recorder naming the call that failed (a teardown at exit is
+    silent when healthy: test_teardown.py; this is the failure that must still be loud)."""
     t = torch.ones(1021)
     start = time.monotonic()
-    try:
-        if rank == 0:
-            dist.all_reduce(t)
+    with harness.StderrCapture() as log:
+        try:
+            if rank == 0:
+                dist.all_reduce(t)
+            else:
+                dist.broadcast(t, src=0)
+        except RuntimeError as e:
+            took = time.monotonic() - start
+            ck.check(took < TIMEOUT_S + MARGIN_S, f"mismatch: raised after {took:.1f} s")
+            if harness.BACKEND == "strata":
+                ck.check("strata" in str(e).lower(), f"mismatch: not strata's message: {e}")
+            print(f"rank {rank}: mismatch raised after {took:.1f} s: {str(e)[:200]}",
+                  flush=True)
         else:
-            dist.broadcast(t, src=0)
-    except RuntimeError as e:
-        took = time.monotonic() - start
-        ck.check(took < TIMEOUT_S + MARGIN_S, f"mismatch: raised after {took:.1f} s")
+            ck.fail(f"mismatch: rank {rank} returned from its call, result {t[:3].tolist()}")
         if harness.BACKEND == "strata":
-            ck.check("strata" in str(e).lower(), f"mismatch: not strata's message: {e}")
-        print(f"rank {rank}: mismatch raised after {took:.1f} s: {str(e)[:200]}", flush=True)
-    else:
-        ck.fail(f"mismatch: rank {rank} returned from its call, result {t[:3].tolist()}")
+            call = "allreduce" if rank == 0 else "broadcast"
+            if os.environ.get("STRATA_CHECK", "0") not in ("", "0"):
+                # Refused before it ran (no call to dump): the warning names both calls.
+                what = "STRATA_CHECK's warning"
+                loud = re.compile(r"STRATA WARN .*ranks called different collectives")
+            else:
+                what = f"flight-recorder dump naming the {call}"
+                # The mismatched call, the only one of 1021 elements, whatever its state
+                # (rank 0's allreduce fails agreeing on a fusion pack: still "issued").
+                loud = re.compile(r"STRATA WARN .*flight recorder \(.*\n(.*\n)*" + call +
+                                  r" #\d+ \(1021 float32\): ")
+            # strata puts the communicator in its error state, then logs: the error may reach
+            # Python a moment before the log is written.
+            deadline = time.monotonic() + 10
+            while not loud.search(log.text()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            ck.check(loud.search(log.text()) is not None, f"mismatch: no {what} on stderr")
 
 
 bad_arguments()
