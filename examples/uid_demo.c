@@ -63,11 +63,13 @@ static void shareThroughFile(const char* path, int rank, strataUniqueId* id) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-    printf("usage: strata-uid-demo ID_FILE|- COUNT\n"
-           "An allreduce of COUNT floats on a communicator made from a unique id: rank 0 writes\n"
-           "the id to ID_FILE and the others read it, or with - every rank forms it from\n"
-           "STRATA_COMM_ID. Ranks from RANK and WORLD_SIZE (SLURM_PROCID, SLURM_NTASKS).\n"
-           "example: tools/strata-run -n 4 -- strata-uid-demo /tmp/strata.id 1048576\n");
+    printf(
+        "usage: strata-uid-demo ID_FILE|- COUNT\n"
+        "An allreduce of COUNT floats on a communicator made from a unique id: rank 0 writes\n"
+        "the id to ID_FILE and the others read it, or with - every rank forms it from\n"
+        "STRATA_COMM_ID. Ranks from RANK and WORLD_SIZE (SLURM_PROCID, SLURM_NTASKS).\n"
+        "example:\n"
+        "  tools/strata-run -n 4 -- strata-uid-demo job.id 1048576\n");
     return 0;
   }
   if (argc != 3) {

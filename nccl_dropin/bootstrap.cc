@@ -34,6 +34,8 @@ ncclResult_t makeRealComm(strataComm_t strata, int nranks, int rank, ncclComm_t*
   } msg{};
   msg.loaded = nccl != nullptr ? 1 : 0;
   if (rank == 0 && nccl != nullptr) msg.rc = nccl->ncclGetUniqueId(&msg.id);
+  // Not the program's call: a dump or an error must not show it as one.
+  (void)strataCommNoteNextCall(strata, "the NCCL drop-in's own exchange of the real NCCL's id");
   const strataResult_t r =
       strataBroadcast(&msg, &msg, sizeof msg, strataUint8, 0, strata, nullptr);
   if (r != strataSuccess) return fromStrata(r, strata, "ncclCommInitRank");

@@ -188,6 +188,13 @@ STRATA_API strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResul
  * call fails while running and on strataCommAbort of a call unfinished (docs/errors.md). */
 STRATA_API strataResult_t strataCommDump(strataComm_t comm);
 
+/* Marks the next call issued on comm as a library's own, not the program's (a strata
+ * extension): its flight recorder record and its errors carry `note` ("the NCCL drop-in's
+ * exchange of the real NCCL's id"), so that a dump does not show a call the program never made
+ * as one of its own. One call takes the note (a group's first call); NULL or "" clears a note
+ * not yet taken. At most 200 characters. */
+STRATA_API strataResult_t strataCommNoteNextCall(strataComm_t comm, const char* note);
+
 /* Number of ranks in the communicator. */
 STRATA_API strataResult_t strataCommCount(const strataComm_t comm, int* count);
 

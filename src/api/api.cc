@@ -211,6 +211,20 @@ strataResult_t strataCommDump(strataComm_t comm) {
   });
 }
 
+strataResult_t strataCommNoteNextCall(strataComm_t comm, const char* note) {
+  return guarded(comm, "strataCommNoteNextCall", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));
+    const std::string text = note != nullptr ? note : "";
+    if (text.size() > 200) {
+      return invalidArgument("note of " + std::to_string(text.size()) +
+                             " characters: at most 200");
+    }
+    core::Comm& c = *entry->impl;
+    c.issued(c.issuing()).noteNextCall(text);
+    return Status::ok();
+  });
+}
+
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError) {
   return guarded(comm, "strataCommGetAsyncError", [&]() -> Status {
     if (asyncError == nullptr) return invalidArgument("asyncError is NULL");

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "strata/strata.h"
 
@@ -63,6 +64,9 @@ struct Call {
   // Where the application called strata: the return address of the C entry point (STRATA_CHECK=2
   // compares it, as an offset in its module: core/check.h); null when not known.
   const void* site = nullptr;
+  // A library's own call, not the program's (strataCommNoteNextCall): what it is, named in the
+  // flight recorder and in the call's errors; empty for the program's calls.
+  std::string note;
 };
 
 }  // namespace strata

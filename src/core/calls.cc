@@ -21,6 +21,7 @@ std::string callContext(const Comm& c, const Call& first, size_t groupSize) {
          std::to_string(first.root);
   }
   if (groupSize > 1) s += " (a group of " + std::to_string(groupSize) + " calls)";
+  if (!first.note.empty()) s += " [" + first.note + "]";
   s += " (" + std::to_string(first.count) + " " + dataTypeName(first.type) + ") on rank " +
        std::to_string(c.rank()) + " of " + std::to_string(c.size());
   return s;

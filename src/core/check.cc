@@ -111,7 +111,9 @@ Status checkCalls(Comm& c, Call* calls, size_t n) {
   bool drained = false;
   for (size_t i = 0; i < n; ++i) {
     Call& call = calls[i];
-    c.issued(c.issuing()).sequence().number(call);
+    IssueState& issue = c.issued(c.issuing());
+    issue.sequence().number(call);
+    if (i == 0) call.note = issue.takeNote();  // a group's note is its first call's
     if (!check || pointToPoint(call.coll)) continue;
     if (!drained) {
       STRATA_RETURN_IF_ERROR(c.engine().drain());

@@ -54,8 +54,12 @@ class IssueState {
   FusionQueue& fusionQueue();
   // Anything but a fusable call was issued: the fusion queue's current run ends.
   void cutFusion();
+  // strataCommNoteNextCall: the note the next call issued takes (and clears).
+  void noteNextCall(std::string note) { nextNote_ = std::move(note); }
+  std::string takeNote() { return std::move(nextNote_); }
 
  private:
+  std::string nextNote_;
   CallSequence sequence_;
   std::unique_ptr<FusionQueue, FusionQueueDeleter> fusionQueue_;
 };

@@ -9,9 +9,15 @@
 namespace strata::core {
 namespace {
 
-// Call is an aggregate: collective, send, recv, count, type, op, root.
 Call allReduceInPlace(void* buf, size_t count, strataDataType_t type, strataRedOp_t op) {
-  return Call{Collective::kAllReduce, buf, buf, count, type, op, 0};
+  Call call;
+  call.coll = Collective::kAllReduce;
+  call.send = buf;
+  call.recv = buf;
+  call.count = count;
+  call.type = type;
+  call.op = op;
+  return call;
 }
 
 }  // namespace

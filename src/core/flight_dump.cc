@@ -64,6 +64,7 @@ std::string flightJson(const Comm& c, const std::vector<FlightRecord>& calls,
     e["startedUs"] = r.startedUs;
     e["endedUs"] = r.endedUs;
     if (!r.error.empty()) e["error"] = r.error;
+    if (!r.note.empty()) e["note"] = r.note;
     list.push_back(std::move(e));
   }
   j["calls"] = std::move(list);
@@ -77,7 +78,8 @@ std::string flightSummary(const std::vector<FlightRecord>& calls, size_t last) {
     const FlightRecord& r = calls[i];
     std::string line = std::string(collectiveName(r.coll)) + " #" + std::to_string(r.seq) + " (" +
                        std::to_string(r.count) + " " + dataTypeName(r.type) +
-                       "): " + flightStateName(r.state);
+                       ")" + (r.note.empty() ? "" : " [" + r.note + "]") + ": " +
+                       flightStateName(r.state);
     const std::string step = stepText(r);
     if (!step.empty() && r.state != FlightRecord::State::kDone) line += " at " + step;
     out += (out.empty() ? "" : "\n") + line;

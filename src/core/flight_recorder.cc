@@ -75,6 +75,7 @@ uint64_t FlightRecorder::issued(const Call& call) {
   r.issuedUs = now;
   r.startedUs = r.endedUs = 0;
   r.error.clear();
+  r.note = call.note;
   return id;
 }
 

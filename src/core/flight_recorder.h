@@ -44,6 +44,7 @@ struct FlightRecord {
   // flight_recorder.cc says why); 0: not yet.
   int64_t issuedUs = 0, startedUs = 0, endedUs = 0;
   std::string error;  // kFailed
+  std::string note;   // Call::note: a library's own call
 };
 
 const char* flightStateName(FlightRecord::State s);

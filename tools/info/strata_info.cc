@@ -92,9 +92,9 @@ int main(int argc, char** argv) {
   strata::tools::setFooter(
       app,
       "Examples:\n"
-      "  strata-info                      version and build features\n"
-      "  strata-info --env                also every variable: meaning, default, value if set\n"
-      "  strata-info --env --markdown     the variable list as docs/env.md's Markdown table\n"
+      "  strata-info                      # version and build features\n"
+      "  strata-info --env                # also every variable: meaning, default, value if set\n"
+      "  strata-info --env --markdown     # the variable list as docs/env.md's Markdown table\n"
       "\n"
       "Logging is set with STRATA_DEBUG (NONE, VERSION, WARN, INFO, TRACE) and\n"
       "STRATA_DEBUG_SUBSYS (INIT,TOPO,PLAN,FABRIC,COLL,ENV or ALL; a leading ^ excludes).");

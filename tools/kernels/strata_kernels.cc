@@ -463,10 +463,10 @@ int main(int argc, char** argv) {
       "sizes."};
   std::string footer =
       "Examples:\n"
-      "  strata-kernels                      float sum, 4 KiB to 64 MiB\n"
-      "  strata-kernels -d half,bfloat16 -b 64M -e 64M\n"
-      "  strata-kernels --all -o max --json kernels.json\n"
-      "  strata-kernels --isa portable       the baseline (SSE2) variant, not the best one\n"
+      "  strata-kernels                         # float sum, 4 KiB to 64 MiB\n"
+      "  strata-kernels -d half,bfloat16 -b 16M -e 16M\n"
+      "  strata-kernels --all -o max -b 1M -e 1M --json kernels.json   # every type, 1 MiB\n"
+      "  strata-kernels --isa portable -e 1M    # the baseline (SSE2) variant, not the best one\n"
       "\n"
       "GB/s counts the bytes a kernel must move (reads + writes; the header gives the formula\n"
       "per column). memcpy and add write a destination they never read, which the hardware\n"

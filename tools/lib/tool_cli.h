@@ -32,6 +32,10 @@ constexpr const char* kExitStatusDeviceHelp =
 
 // Sets `app`'s --help footer to `body` followed by the exit-status line, so the line is always
 // last. `device`: the tool has --device (and may exit 77).
+// Examples in `body` go under a line "Examples:" (or "Example:"), one command per line indented
+// by two spaces, a trailing " \" continuing it on the next line; a description is a shell comment
+// after the command or a line indented deeper; a blank or unindented line ends the list.
+// tests/tools/help_examples.py runs every such command as printed (ctest tools.help_examples.*).
 inline void setFooter(CLI::App& app, const std::string& body, bool device = false) {
   const char* status = device ? kExitStatusDeviceHelp : kExitStatusHelp;
   app.footer(body.empty() ? std::string(status) : body + "\n\n" + status);

@@ -177,7 +177,8 @@ Status saveTopoFile(const topo::Hierarchy& h, const std::string& path) {
                            " to a topology file: its groups of one level differ in size, and a "
                            "topology file describes only regular hierarchies");
   }
-  topo::TopoFile file{h.levels(), {}};
+  topo::TopoFile file;
+  file.levels = h.levels();
   for (int l = 0; l < h.numLevels(); ++l) file.sizes.push_back(h.width(l));
   const std::string text =
       "# Written by strata-topo --save: " + h.describe() +

@@ -243,16 +243,16 @@ same size. Exit status 77 on every rank when no GPU is visible.
 #endif
     R"(
 Examples:
-  mpirun -n 8 strata-perf -b 8 -e 128M -f 2 -g 1        (all_reduce_perf's command line)
-  mpirun -n 4 strata-perf -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -d float -o sum --collective allreduce
-  mpirun -n 4 strata-perf --collective broadcast -r 1 -b 8 -e 64M -f 4 --vs mpi
+  mpirun -n 8 strata-perf -b 8 -e 8M -f 2 -g 1     # all_reduce_perf's command line
+  mpirun -n 4 strata-perf -b 8 -e 16M -f 2 -n 20 -w 5 -c 1 -d float -o sum --collective allreduce
+  mpirun -n 4 strata-perf --collective broadcast -r 1 -b 8 -e 16M -f 4 --vs mpi
   mpirun -n 2 strata-perf --nonblocking --inflight 4 -b 8 -e 64K -f 8192 --repeat 5
   mpirun -n 2 strata-perf --overlap -b 16M -e 16M -n 10 --repeat 3 --json overlap.json
-  mpirun -n 16 strata-perf -b 1K -e 256M -f 4 --vs mpi --repeat 3 --json ar.json --png ar.png \
+  mpirun -n 4 strata-perf -b 1K -e 4M -f 4 --vs mpi --repeat 3 --json ar.json --png ar.png \
       --png-log-busbw
-  mpirun -n 16 --mca coll_han_priority 100 strata-perf -b 1K -e 256M -f 4 --vs mpi \
+  mpirun -n 4 --mca coll_han_priority 100 strata-perf -b 1K -e 4M -f 4 --vs mpi \
       --vs-label han --json han.json
-  tools/plot -o both.png --title "16 ranks" ar.json han.json
+  tools/plot -o both.png --title "4 ranks" ar.json han.json
 
 )";  // setFooter adds the exit statuses
 

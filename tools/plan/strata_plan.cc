@@ -392,7 +392,9 @@ Examples:
       --topo configs/topologies/2x2.yaml
   strata-plan validate --plan-file configs/plans/blueconnect_2x2x2.yaml \
       --topo configs/topologies/2x2x2.yaml --format json
-  mpirun -n 16 strata-plan validate --plan-file my_plan.yaml --live)";
+  STRATA_TOPO_FILE=configs/topologies/2x2.yaml mpirun -n 4 strata-plan validate \
+      --plan-file configs/plans/two_level.yaml --live
+      a file against the levels of this mpirun job (here a topology file's))";
 
 }  // namespace
 }  // namespace strata::tools

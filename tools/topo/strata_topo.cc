@@ -255,7 +255,7 @@ Examples:
       this machine, and the levels of one such node with one rank per GPU (or package)
   strata-topo --input tests/data/topologies/hwloc/nvidiaDGX2.xml
       a DGX-2 from its hwloc export: 16 V100s on NVSwitches, levels nvlink(16)
-  strata-topo --input nvidiaDGX2.xml --nodes 4 --format json
+  strata-topo --input tests/data/topologies/hwloc/nvidiaDGX2.xml --nodes 4 --format json
       the same as JSON, with the levels of 4 such nodes: nvlink(16) x network(4)
   nvidia-smi topo -m > topo.txt; strata-topo --input topo.txt
       a node described by nvidia-smi (its own matrix is shown as printed)
@@ -263,8 +263,8 @@ Examples:
       the nodes of the job and the levels strataCommInitMPI builds on them
   mpirun -n 2 env STRATA_HOSTNAME=a strata-topo : -n 2 env STRATA_HOSTNAME=b strata-topo
       two nodes emulated on one machine: levels node(2) x network(2)
-  strata-topo --input nvidiaDGX2.xml --nodes 2 --save dgx2x2.yaml
-  STRATA_TOPO_FILE=dgx2x2.yaml mpirun -n 32 ./my_app
+  strata-topo --input tests/data/topologies/hwloc/nvidiaDGX2.xml --nodes 2 --save dgx2x2.yaml
+  STRATA_TOPO_FILE=dgx2x2.yaml mpirun -n 32 strata-allreduce-demo
       save the levels of two DGX-2s and make a 32-rank job use them without detection)";
 
 }  // namespace

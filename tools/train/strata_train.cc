@@ -279,7 +279,7 @@ int run(int argc, char** argv) {
   CLI::App app{"strata-train: a training step's gradient allreduces, side by side"};
   setFooter(app,
             "Example:\n"
-            "  mpirun -n 4 strata-train --workload bench/workloads/resnet50.txt -n 10 -w 2\n"
+            "  mpirun -n 4 strata-train --workload bench/workloads/resnet50.txt -n 3 -w 1\n"
             "-n and -w mean what they mean in nccl-tests and strata-perf.");
   app.add_option("--workload", o.workload, "tensor sizes, one per line (bench/workloads)")
       ->required();

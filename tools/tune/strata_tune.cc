@@ -487,12 +487,12 @@ The default sweep (8 sizes) takes well under a minute on a few ranks; the time p
 bounded by about (--top + 1) x --time-per-plan seconds (a plan's last call may overrun it).
 
 Examples:
-  mpirun -n 16 strata-tune
+  mpirun -n 8 strata-tune
       1 KiB to 16 MiB by x4; writes strata-plan.yaml
-  STRATA_PLAN_FILE=strata-plan.yaml mpirun -n 16 ./my_app
-      the job uses the measured winners
-  mpirun -n 16 strata-tune -b 64K -e 256M -f 2 -n 10 --output big.yaml
-      larger messages, finer steps, more iterations
+  STRATA_PLAN_FILE=strata-plan.yaml mpirun -n 8 strata-allreduce-demo
+      a job of the same layout (here the quick start's demo) runs the measured winners
+  mpirun -n 8 strata-tune -b 64K -e 4M -f 2 -n 10 --output fine.yaml
+      finer steps, more iterations, another file
   mpirun -n 2 env STRATA_HOSTNAME=a strata-tune : -n 2 env STRATA_HOSTNAME=b strata-tune
       four ranks as two emulated hosts of two ranks each
 

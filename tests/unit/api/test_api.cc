@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/test_env_util.h"
 #include "strata/strata.h"
 
@@ -86,6 +88,41 @@ TEST_CASE("strataCommAbort dumps the flight recorder only when it cuts a call sh
   CHECK(dumped[0].find("\"reason\":\"strataCommAbort\"") != std::string::npos);
   CHECK(dumped[0].find("\"state\":\"issued\"") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("strataCommNoteNextCall: one call carries a library's note in its dump", "[api]") {
+  namespace fs = std::filesystem;
+  const fs::path path = fs::temp_directory_path() / ("strata-note-" + std::to_string(getpid()));
+  fs::remove(path);
+  ScopedEnv file("STRATA_FLIGHT_RECORDER_FILE", path.c_str());
+  strataComm_t comm = nullptr;
+  REQUIRE(strataCommInitAll(&comm, 1, nullptr) == strataSuccess);
+  float x = 1.0f;
+  auto allreduce = [&] {
+    return strataAllReduce(&x, &x, 1, strataFloat32, strataSum, comm, nullptr) == strataSuccess;
+  };
+  CHECK(strataCommNoteNextCall(comm, "a library's own exchange") == strataSuccess);
+  CHECK(allreduce());  // #1 takes the note
+  CHECK(allreduce());  // #2 is the program's
+  CHECK(strataCommNoteNextCall(comm, "cleared before use") == strataSuccess);
+  CHECK(strataCommNoteNextCall(comm, nullptr) == strataSuccess);
+  CHECK(allreduce());  // #3 is the program's
+  CHECK(strataCommNoteNextCall(comm, std::string(201, 'x').c_str()) == strataInvalidArgument);
+  CHECK(std::string(strataGetLastError(comm)).find("at most 200") != std::string::npos);
+  CHECK(strataCommNoteNextCall(nullptr, "x") == strataInvalidArgument);
+  REQUIRE(strataCommDump(comm) == strataSuccess);
+  CHECK(strataCommDestroy(comm) == strataSuccess);
+  std::ifstream in(path);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  INFO(line);
+  // The note is on the first call's record only.
+  const nlohmann::json dump = nlohmann::json::parse(line);
+  REQUIRE(dump["calls"].size() == 3);
+  CHECK(dump["calls"][0].value("note", "") == "a library's own exchange");
+  CHECK(!dump["calls"][1].contains("note"));
+  CHECK(!dump["calls"][2].contains("note"));
+  fs::remove(path);
 }
 
 }  // namespace
