@@ -38,6 +38,9 @@ def refused(what, call, words, may_work=None):
         clear = re.search(words, str(e), re.IGNORECASE) is not None
         if harness.BACKEND == "strata":
             ck.check(clear, f"{what}: unclear error (expected /{words}/): {msg}")
+            # The reason is in the message: a Python user cannot call strataGetLastError.
+            ck.check("strataGetLastError" not in str(e),
+                     f"{what}: the message points to strataGetLastError: {msg}")
         elif not clear:
             ck.note(f"{what}: gloo's error does not match /{words}/: {msg}")
         if rank == 0:
@@ -130,6 +133,8 @@ def mismatch():
             ck.check(took < TIMEOUT_S + MARGIN_S, f"mismatch: raised after {took:.1f} s")
             if harness.BACKEND == "strata":
                 ck.check("strata" in str(e).lower(), f"mismatch: not strata's message: {e}")
+                ck.check("strataGetLastError" not in str(e),
+                         f"mismatch: the message points to strataGetLastError: {e}")
             print(f"rank {rank}: mismatch raised after {took:.1f} s: {str(e)[:200]}",
                   flush=True)
         else:
