@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-#include "core/settings.h"
+#include "common/env.h"
 #include "fabrics/registry.h"
 #include "topo_render.h"
 #include "topology/topo_file.h"
@@ -112,11 +112,14 @@ topo::Cluster imaginedCluster(const topo::NodeTopology& node, int nodes, int ran
 
 StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster) {
   // The levels between hosts run on the engine STRATA_NET names (ucx unless set), as in a
-  // communicator from MPI (fabrics/registry.h, netFabric); the settings are read as its init
-  // reads them, so a value the library refuses is refused here too.
-  STRATA_ASSIGN_OR_RETURN(core::Settings settings, core::Settings::fromEnv());
+  // communicator from MPI (fabrics/registry.h, netFabric). Read from the registry, not from
+  // core's settings (tools reach core only through its tools view); refused as init refuses it.
+  const std::string net = env::get(env::var::STRATA_NET);
+  if (net != "mpi" && net != "ucx") {
+    return invalidArgument("STRATA_NET=" + net + ": expected mpi or ucx");
+  }
   STRATA_ASSIGN_OR_RETURN(topo::ClusterHierarchy ch,
-                          topo::buildClusterHierarchy(cluster, "shm", settings.net));
+                          topo::buildClusterHierarchy(cluster, "shm", net));
   return LevelsReport{std::move(ch.hierarchy), std::move(ch.differences), originOf(cluster)};
 }
 
