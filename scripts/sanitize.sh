@@ -81,8 +81,11 @@ case "$kind" in
     export UBSAN_OPTIONS="suppressions=$supp/ubsan.supp:print_stacktrace=1:halt_on_error=1"
     export OMPI_MCA_memory="^patcher"
     mpi_regex="$(join "${asan_mpi[@]}")"
+    # strata_signal_exit and strata_late_rank: the unit-labelled flight.* and launch.* entries
+    # run them (a signal handler and atexit, the rendezvous root's failure paths).
     targets=(strata_unit_tests strata_mpi_api_errors strata_mpi_lifecycle strata_mpi_collectives
-             strata_mpi_p2p_groups strata_mpi_split strata_mpi_nonblocking strata_mpi_fusion)
+             strata_mpi_p2p_groups strata_mpi_split strata_mpi_nonblocking strata_mpi_fusion
+             strata_signal_exit strata_late_rank)
     ;;
   tsan)
     sanitizers=thread
