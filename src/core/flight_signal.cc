@@ -52,7 +52,15 @@ void dumpForSignal(Comm& c) {
   (void)dumpFlightRecorder(c, std::string("signal ") + strsignal(gSignal));
 }
 
-void answerPending();
+// Dumps every registered communicator for the requests taken so far, with registryMutex()
+// held. One dump answers every request that arrived before it (the pipe may hold more bytes
+// than there are requests left: those find nothing to do).
+void answerPending() {
+  const uint64_t requested = gRequested.load();
+  if (requested == gAnswered) return;
+  for (Comm* c : registry()) dumpForSignal(*c);
+  gAnswered = requested;
+}
 
 void dumpLoop() {
   char byte = 0;
@@ -63,16 +71,6 @@ void dumpLoop() {
     std::lock_guard<std::mutex> lock(registryMutex());
     answerPending();
   }
-}
-
-// Dumps every registered communicator for the requests taken so far, with registryMutex()
-// held. One dump answers every request that arrived before it (the pipe may hold more bytes
-// than there are requests left: those find nothing to do).
-void answerPending() {
-  const uint64_t requested = gRequested.load();
-  if (requested == gAnswered) return;
-  for (Comm* c : registry()) dumpForSignal(*c);
-  gAnswered = requested;
 }
 
 // At exit (atexit): a dump requested just before the program returned from main completes
