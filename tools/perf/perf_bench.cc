@@ -15,19 +15,7 @@
 namespace strata::tools {
 namespace {
 
-constexpr unsigned char kPoison = 0xA5;  // an output byte no check pattern produces
 constexpr size_t kAlign = 4096;
-
-// The poisoned elements of buf (n of them) that are no longer poisoned: a reduce's receive
-// buffer off the root must stay as it was.
-size_t unpoisoned(const unsigned char* buf, size_t n, size_t typeSize) {
-  size_t bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char* e = buf + i * typeSize;
-    bad += std::any_of(e, e + typeSize, [](unsigned char b) { return b != kPoison; });
-  }
-  return bad;
-}
 
 std::string mpiError(int rc) {
   char text[MPI_MAX_ERROR_STRING];
@@ -37,42 +25,6 @@ std::string mpiError(int rc) {
 }
 
 }  // namespace
-
-const char* strataCallName(Collective c, bool nonblocking) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return nonblocking ? "strataIAllReduce" : "strataAllReduce";
-    case Collective::kReduceScatter:
-      return nonblocking ? "strataIReduceScatter" : "strataReduceScatter";
-    case Collective::kAllGather:
-      return nonblocking ? "strataIAllGather" : "strataAllGather";
-    case Collective::kBroadcast:
-      return nonblocking ? "strataIBroadcast" : "strataBroadcast";
-    case Collective::kReduce:
-      return nonblocking ? "strataIReduce" : "strataReduce";
-    default:
-      return "?";
-  }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double busFactor(Collective c, int nranks) {
-  const double n = nranks;
-  switch (c) {
-    case Collective::kAllReduce:
-      return 2 * (n - 1) / n;
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
-      return (n - 1) / n;
-    default:  // broadcast, reduce: every byte crosses one link once, busbw = algbw
-      return 1;
-  }
-}
 
 Bench::Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, int nranks,
              PerfDevice* device)
@@ -87,6 +39,7 @@ Bench::Bench(const PerfOptions& o, strataComm_t comm, MPI_Comm mpi, int rank, in
       mpiType_(fabric::mpiDatatype(o.type)),
       mpiOp_(fabric::mpiPredefinedOp(o.redop == strataAvg ? strataSum : o.redop)),
       pattern_(o.coll, o.type, o.redop, nranks),
+      check_(pattern_, o.coll, o.root, rank, typeSize_),
       device_(device) {
   impls_.push_back(kStrata);
   if (!o.vs.empty()) impls_.push_back(kVs);
@@ -335,75 +288,6 @@ bool Bench::iterate(Impl impl, Placement p, const Geometry& g) {
     }
   }
   return ok;
-}
-
-void Bench::prepareCheck(Placement p, const Geometry& g, int set) {
-  const size_t ts = typeSize_;
-  const size_t shift = static_cast<size_t>(rank_) * g.count * ts;
-  unsigned char* const send = send_[set];
-  unsigned char* const recv = recv_[set];
-  switch (o_.coll) {
-    case Collective::kAllReduce:
-    case Collective::kReduceScatter:
-    case Collective::kReduce:
-      if (p == kOutOfPlace) {
-        pattern_.fill(rank_, send, 0, g.sendCount);
-        std::memset(recv, kPoison, g.recvCount * ts);
-      } else {
-        pattern_.fill(rank_, recv, 0, g.sendCount);
-      }
-      break;
-    case Collective::kAllGather:
-      std::memset(recv, kPoison, g.recvCount * ts);
-      pattern_.fill(rank_, p == kOutOfPlace ? send : recv + shift, 0, g.sendCount);
-      break;
-    case Collective::kBroadcast:
-      // Every rank's send buffer holds its own input, so a broadcast from the wrong rank shows.
-      std::memset(recv, kPoison, g.recvCount * ts);
-      if (p == kOutOfPlace) {
-        pattern_.fill(rank_, send, 0, g.sendCount);
-      } else if (rank_ == o_.root) {
-        pattern_.fill(rank_, recv, 0, g.sendCount);
-      }
-      break;
-    default:
-      break;
-  }
-}
-
-long long Bench::wrongIn(Impl impl, Placement p, const Geometry& g, int set) const {
-  const unsigned char* const recv = recv_[set];
-  const size_t shift = static_cast<size_t>(rank_) * g.count;
-  size_t wrong = 0;
-  switch (o_.coll) {
-    case Collective::kAllReduce:
-      wrong = pattern_.wrongReduced(recv, 0, g.count);
-      break;
-    case Collective::kReduceScatter: {
-      // strata in place leaves block `rank` where it was; MPI in place, at the start.
-      const bool atShift = p == kInPlace && impl != kVs;
-      const unsigned char* out = atShift ? recv + shift * typeSize_ : recv;
-      wrong = pattern_.wrongReduced(out, shift, g.count);
-      break;
-    }
-    case Collective::kAllGather:
-      wrong = pattern_.wrongGathered(recv, g.count);
-      break;
-    case Collective::kBroadcast:
-      wrong = pattern_.wrongBroadcast(recv, o_.root, g.count);
-      break;
-    case Collective::kReduce:
-      // The root has the result; out of place, the others' receive buffers are not written.
-      if (rank_ == o_.root) {
-        wrong = pattern_.wrongReduced(recv, 0, g.count);
-      } else if (p == kOutOfPlace) {
-        wrong = unpoisoned(recv, g.count, typeSize_);
-      }
-      break;
-    default:
-      break;
-  }
-  return static_cast<long long>(wrong);
 }
 
 // Every byte prepareCheck may have written: the send elements, and the receive buffer up to the

@@ -16,6 +16,8 @@
 //
 // With --overlap (perf_overlap.cc) each size times the blocking call alone, a computation
 // alone (perf_compute.h) and the nonblocking call with the computation before its wait.
+//
+// What a size's measurement fills is perf_row.h; where the check writes and reads, perf_check.h.
 #pragma once
 
 #include <mpi.h>
@@ -26,68 +28,14 @@
 
 #include "common/status.h"
 #include "perf_args.h"
+#include "perf_check.h"
 #include "perf_compute.h"
 #include "perf_data.h"
 #include "perf_device.h"
+#include "perf_row.h"
 #include "strata/strata.h"
 
 namespace strata::tools {
-
-enum Placement { kOutOfPlace = 0, kInPlace = 1 };
-// The calls a row times: strata's blocking ones, and next to them MPI's (--vs mpi) or strata's
-// nonblocking ones (--nonblocking).
-enum Impl { kStrata = 0, kVs = 1, kNonblocking = 2 };
-
-struct Measurement {
-  double timeUs = 0;     // median over repeats of the mean time per call (reduced over ranks)
-  double algbw = 0;      // GB/s (1e9 B/s): size / time
-  double busbw = 0;      // algbw times the collective's factor
-  long long wrong = -1;  // wrong elements, summed over ranks; -1 when not checked
-  std::vector<double> samplesUs;  // the mean time per call of every repeat
-};
-
-// --overlap, one size (out of place). Times are per call, reduced over ranks as -a says, the
-// median over repeats.
-struct OverlapResult {
-  double collUs = 0;  // (a) the blocking call alone
-  double compUs = 0;  // (b) the computation alone
-  double bothUs = 0;  // (c) the nonblocking call, the computation, then strataWait
-  // Fraction of the collective hidden behind the computation: (a + b - c) / a, clamped to
-  // [0, 1], and as measured (below 0: overlapping cost more than running one after the other;
-  // above 1: noise, or the computation ran faster alongside).
-  double hidden = 0;
-  double hiddenRaw = 0;
-  long long passesMin = 0, passesMax = 0;  // the computation's passes, over ranks
-  long long wrong = -1;                    // the check of (c), summed over ranks
-  bool computeOk = true;  // every rank's computation in (c) gave the same checksum as alone
-  std::vector<double> collSamplesUs, compSamplesUs, bothSamplesUs;
-};
-
-struct PerfRow {
-  size_t bytes = 0;       // the size column (nccl-tests': the whole array)
-  size_t count = 0;       // the count column (the call's count: per rank for RS and AG)
-  Measurement strata[2];  // by Placement: strata's blocking call (--overlap: out of place, (a))
-  Measurement vs[2];      // --vs mpi
-  Measurement nonblocking[2];  // --nonblocking
-  OverlapResult overlap;       // --overlap
-
-  Measurement& at(Impl impl, Placement p) {
-    return impl == kStrata ? strata[p] : impl == kVs ? vs[p] : nonblocking[p];
-  }
-  const Measurement& at(Impl impl, Placement p) const {
-    return impl == kStrata ? strata[p] : impl == kVs ? vs[p] : nonblocking[p];
-  }
-};
-
-// busbw / algbw: 2(n-1)/n for allreduce, (n-1)/n for reduce-scatter and all-gather, 1 for
-// broadcast and reduce (nccl-tests' GetBw).
-double busFactor(Collective c, int nranks);
-
-// "strataAllReduce", or with `nonblocking` "strataIAllReduce", ...: the call strata-perf times.
-const char* strataCallName(Collective c, bool nonblocking);
-
-// The median of v (0 when empty): what a row reports of its repeats.
-double median(std::vector<double> v);
 
 class Bench {
  public:
@@ -134,8 +82,13 @@ class Bench {
   // Fills the inputs of one check (every set the iteration uses), runs one iteration and
   // returns the wrong elements of its results; -2 when a call failed.
   long long check(Impl impl, Placement p, const Geometry& g);
-  void prepareCheck(Placement p, const Geometry& g, int set);
-  long long wrongIn(Impl impl, Placement p, const Geometry& g, int set) const;
+  // check_ on buffer set `set` (its host buffers).
+  void prepareCheck(Placement p, const Geometry& g, int set) {
+    check_.prepare(p, g, send_[set], recv_[set]);
+  }
+  long long wrongIn(Impl impl, Placement p, const Geometry& g, int set) const {
+    return check_.wrongIn(impl, p, g, recv_[set]);
+  }
   // --device: the host inputs of a check to the device, and its result back.
   bool copyCheckInputs(const Geometry& g);
   bool copyCheckResult(const Geometry& g);
@@ -150,6 +103,7 @@ class Bench {
   MPI_Datatype mpiType_ = MPI_DATATYPE_NULL;
   MPI_Op mpiOp_ = MPI_OP_NULL;
   Pattern pattern_;
+  PerfCheck check_;          // over pattern_
   std::vector<Impl> impls_;  // strata's blocking calls, then --vs's or --nonblocking's
   int sets_ = 1;             // buffer sets: --inflight with --nonblocking, else 1
   // Host buffers, one send and one receive per set: MPI's (set 0), strata's without --device,
