@@ -37,6 +37,10 @@ class Bootstrap {
   // Teardown without peers (strataCommAbort): after this the destructor frees only local
   // state and never waits on another member.
   virtual void abandon() = 0;
+  // Whether this control plane is an MPI communicator (mpi_bootstrap.h), so that the fabrics
+  // that run on MPI can be chosen for its groups. A property rather than a downcast: code that
+  // only chooses (fabric::netFabric) need not know the implementations.
+  virtual bool runsOnMpi() const = 0;
 };
 
 // Makes a local outcome collective: if any member's `local` failed, every member returns the

@@ -29,6 +29,7 @@ class MpiBootstrap final : public Bootstrap {
   Status barrier() override;
   StatusOr<std::unique_ptr<Bootstrap>> split(int color, int key) override;
   void abandon() override { collectiveFree_ = false; }
+  bool runsOnMpi() const override { return true; }
 
   MPI_Comm comm() const { return comm_; }
 

@@ -35,6 +35,7 @@ class TcpBootstrap final : public Bootstrap {
   StatusOr<std::unique_ptr<Bootstrap>> split(int color, int key) override;
   // Nothing of a TcpBootstrap ever waits on a peer at teardown.
   void abandon() override {}
+  bool runsOnMpi() const override { return false; }
 
  private:
   TcpBootstrap(std::shared_ptr<TcpWorld> world, uint64_t group, std::vector<int> members, int me)

@@ -1,6 +1,5 @@
 #include "fabrics/registry.h"
 
-#include "bootstrap/mpi_bootstrap.h"
 #include "fabrics/mpi/mpi_fabric.h"
 #include "fabrics/shm/shm_fabric.h"
 #include "fabrics/ucx/ucx_fabric.h"
@@ -42,7 +41,7 @@ std::vector<std::string> fabricNames() {
 }
 
 std::string netFabric(boot::Bootstrap& control, const std::string& net) {
-  return boot::mpiCommOf(control) == MPI_COMM_NULL ? "ucx" : net;
+  return control.runsOnMpi() ? net : "ucx";
 }
 
 StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, boot::Bootstrap& group,

@@ -35,8 +35,8 @@ std::vector<std::string> fabricNames();
 
 // The fabric that carries messages between hosts for a communicator over `control`: its
 // inter-host levels, and the shm fabric's rooted operations and exchanges. `net` is what
-// STRATA_NET asked ("mpi" or "ucx"); a control plane that is not MPI (boot::mpiCommOf is
-// null) always gets "ucx", since mpi cannot run there.
+// STRATA_NET asked ("mpi" or "ucx"); a control plane that is not MPI (Bootstrap::runsOnMpi is
+// false) always gets "ucx", since mpi cannot run there.
 std::string netFabric(boot::Bootstrap& control, const std::string& net);
 
 StatusOr<std::unique_ptr<Fabric>> createFabric(const std::string& name, boot::Bootstrap& group,
