@@ -6,7 +6,6 @@
 #include "topology/hwloc_reader.h"
 #include "topology/nccl_xml.h"
 #include "topology/nvsmi.h"
-#include "topology/probe.h"
 
 namespace strata::tools {
 namespace {
@@ -27,21 +26,24 @@ char firstSignificantChar(const std::string& text) {
 
 }  // namespace
 
-NodeDescription describeLiveNode(const std::string& host, std::vector<std::string>* warnings) {
-  NodeDescription out;
-  StatusOr<topo::NodeTopology> live = topo::readLiveHwloc();
-  if (live.isOk()) {
-    out.topo = live.take();
-  } else {
-    warnings->push_back("hwloc detection failed (" + live.status().message() +
-                        "); describing the host name only");
-    out.topo.source = "live (hwloc failed)";
+std::string problemText(const topo::NodeProblem& p) {
+  switch (p.source) {
+    case topo::NodeProblem::Source::kHwloc:
+      return "hwloc detection failed (" + p.message + "); describing the host name only";
+    case topo::NodeProblem::Source::kInfiniband:
+      return "infiniband sysfs probe: " + p.message;
+    case topo::NodeProblem::Source::kCuda:
+      return "cuda/nvml probe: " + p.message;
   }
-  if (!host.empty()) out.topo.host = host;
-  Status st = topo::probeInfinibandSysfs("/sys", &out.topo);
-  if (!st.isOk()) warnings->push_back("infiniband sysfs probe: " + st.message());
-  st = topo::probeCudaAndNvml(&out.topo);
-  if (!st.isOk()) warnings->push_back("cuda/nvml probe: " + st.message());
+  return p.message;
+}
+
+NodeDescription describeLiveNode(const std::string& host, std::vector<std::string>* warnings) {
+  // The one description init makes (topology/cluster_exchange.h), its problems said as warnings.
+  topo::LocalNode live = topo::describeLocalNode(host);
+  for (const topo::NodeProblem& p : live.problems) warnings->push_back(problemText(p));
+  NodeDescription out;
+  out.topo = std::move(live.topo);
   return out;
 }
 

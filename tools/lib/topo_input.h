@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "topology/cluster_exchange.h"
 #include "topology/gpu_matrix.h"
 #include "topology/node_topology.h"
 
@@ -18,6 +19,9 @@ struct NodeDescription {
   // matrix recomputed from `topo` would call every non-NVLink pair SYS; print this one instead.
   std::optional<topo::ConnectionMatrix> matrix;
 };
+
+// A source of a node description that could not be read, as strata-topo says it (a warning).
+std::string problemText(const topo::NodeProblem& p);
 
 // This machine as strataCommInitMPI sees it: hwloc, then the InfiniBand sysfs and CUDA/NVML
 // probes. Never fails: what a source cannot read is left out and named in `warnings` (init

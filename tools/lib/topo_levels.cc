@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "common/env.h"
-#include "fabrics/registry.h"
+#include "tools_iface/tools_inputs.h"
 #include "topo_render.h"
 #include "topology/topo_file.h"
 #include "topology/topo_json.h"
@@ -124,7 +124,8 @@ StatusOr<LevelsReport> levelsOfCluster(const topo::Cluster& cluster) {
 }
 
 StatusOr<LevelsReport> levelsOfTopoFile(const std::string& path, int nranks) {
-  STRATA_ASSIGN_OR_RETURN(topo::TopoFile file, topo::loadTopoFile(path, fabric::fabricNames()));
+  STRATA_ASSIGN_OR_RETURN(topo::TopoFile file,
+                          topo::loadTopoFile(path, tools_iface::fabricNames()));
   STRATA_ASSIGN_OR_RETURN(topo::Hierarchy h, topo::hierarchyFromTopoFile(file, path, nranks));
   // As strataCommInitMPI does: levels whose groups have one child move nothing.
   return LevelsReport{
@@ -191,7 +192,7 @@ Status saveTopoFile(const topo::Hierarchy& h, const std::string& path) {
       topo::formatTopoFile(file);
 
   // Check before writing: a file that does not read back to these levels must not be left behind.
-  StatusOr<topo::TopoFile> parsed = topo::parseTopoFile(text, path, fabric::fabricNames());
+  StatusOr<topo::TopoFile> parsed = topo::parseTopoFile(text, path, tools_iface::fabricNames());
   if (!parsed.isOk())
     return internalError("the saved text does not parse: " + parsed.status().message());
   StatusOr<topo::Hierarchy> loaded =

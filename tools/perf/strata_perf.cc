@@ -21,7 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "bootstrap/mpi_bootstrap.h"
 #include "common/env.h"
 #include "first_process.h"
 #include "perf_args.h"
@@ -34,6 +33,7 @@
 #include "strata/strata_mpi.h"
 #include "tool_cli.h"
 #include "tool_main.h"
+#include "tools_iface/tools_inputs.h"
 #include "topology/detect.h"
 
 namespace strata::tools {
@@ -289,7 +289,7 @@ int run(const PerfOptions& o, int* argc, char*** argv) {
     jsonPath = name;
     tempJson = fd >= 0;
   }
-  ready = boot::agreeOver(mpi, ready);
+  ready = tools_iface::agreeOver(mpi, ready);
   int code = 1;
   strataComm_t comm = nullptr;
   if (!ready.isOk()) {

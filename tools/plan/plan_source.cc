@@ -5,10 +5,10 @@
 #include <memory>
 #include <utility>
 
-#include "api/tools_view.h"
 #include "common/text_file.h"
-#include "fabrics/registry.h"
 #include "strata/strata_mpi.h"
+#include "tools_iface/tools_comm.h"
+#include "tools_iface/tools_inputs.h"
 #include "topo_input.h"
 #include "topo_levels.h"
 #include "topology/link_model.h"
@@ -35,7 +35,8 @@ void noteUnknownLinks(Target* t) {
 }
 
 StatusOr<Target> fromTopoFile(const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(topo::TopoFile file, topo::loadTopoFile(path, fabric::fabricNames()));
+  STRATA_ASSIGN_OR_RETURN(topo::TopoFile file,
+                          topo::loadTopoFile(path, tools_iface::fabricNames()));
   long long ranks = 1;
   for (int s : file.sizes) {
     ranks *= s;
@@ -160,7 +161,7 @@ Status LiveJob::initComm() {
 }
 
 Target LiveJob::target() const {
-  const std::unique_ptr<core::ToolsView> impl = api::toolsViewOf(comm_);
+  const std::unique_ptr<tools_iface::ToolsComm> impl = tools_iface::toolsCommOf(comm_);
   Target t;
   t.hierarchy = impl->hierarchy();
   t.source = "this job: " + std::to_string(size_) + " rank" + (size_ == 1 ? "" : "s") +

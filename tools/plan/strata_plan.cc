@@ -13,15 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "core/plan_load.h"
 #include "decompose/plan_file.h"
-#include "fabrics/registry.h"
 #include "plan_args.h"
 #include "plan_forms.h"
 #include "plan_report.h"
 #include "plan_source.h"
 #include "tool_cli.h"
 #include "tool_main.h"
+#include "tools_iface/tools_inputs.h"
 
 namespace strata::tools {
 namespace {
@@ -78,16 +77,16 @@ StatusOr<PlanSource> planSource(const Options& o, const Target& t) {
   if (t.live) {
     p.params = t.commParams;
   } else {
-    p.params.fabrics = fabric::allTraits();
+    p.params.fabrics = tools_iface::fabricTraits();
   }
   // On GPUs the reduction is fused with the copies at memory speed, far above the host default.
   if (t.gpus && !t.live) p.params.reduceGBps = kGpuReduceGBps;
   if (o.reduceGiven) p.params.reduceGBps = o.reduceGBps;
   if (!o.compress.empty()) parseWireType(o.compress, &p.params.compress);
   if (!o.planFile.empty()) {
-    STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, plan::loadPlanFile(o.planFile));
+    STRATA_ASSIGN_OR_RETURN(plan::PlanFile file, tools_iface::loadPlanFile(o.planFile));
     StatusOr<std::vector<plan::PlanRule>> rules =
-        plan::resolvePlanFile(file, t.hierarchy, fabric::fabricNames(), o.planFile, &p.blocks);
+        plan::resolvePlanFile(file, t.hierarchy, tools_iface::fabricNames(), o.planFile, &p.blocks);
     if (!rules.isOk()) return inOfflineWords(rules.status(), t);
     p.rules = rules.take();
     p.name = "plan file " + o.planFile;

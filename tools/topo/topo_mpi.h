@@ -1,9 +1,10 @@
 // strata-topo under mpirun: the cluster as the job's ranks see it.
 //
 // The levels come from the library itself (strataCommInitMPI, strataCommDescribe), so what the
-// tool shows is what an application gets. The per-node detail is not in the public API, so the
-// tool also gathers each host's NodeTopology and every rank's place to rank 0; from those the
-// same levels can be rebuilt (buildClusterHierarchy) for JSON output and --save.
+// tool shows is what an application gets. The per-node detail is not in the public API: the
+// tool asks the tools interface for the cluster as init gathers it (each host's NodeTopology and
+// every rank's place, topology/cluster_exchange.h), from which the same levels can be rebuilt
+// (buildClusterHierarchy) for JSON output and --save.
 #pragma once
 
 #include <map>
@@ -28,8 +29,7 @@ struct ClusterView {
 
 // Collective over MPI_COMM_WORLD. Every rank describes its place (STRATA_HOSTNAME or the host
 // name, CPU-bound package, current GPU) and the lowest rank of each host describes the host;
-// rank 0 gets it all, the other ranks an empty view. Fails on every rank when
-// strataCommInitMPI does; a failure to read what was gathered fails only on rank 0.
+// rank 0 gets the view, the other ranks an empty one. Fails on every rank alike.
 StatusOr<ClusterView> gatherClusterView();
 
 }  // namespace strata::tools

@@ -6,7 +6,7 @@
 // size of a sweep, time the candidates the model ranks best plus passthrough, (3) write the
 // measured winners, (4) show where the cost model, fed the measured links, is off by > 25%.
 // It is an internal tool: it makes the communicator with the public strataCommInitMPI and then
-// forces plans through the library's tools-facing view of it (core/tools_view.h).
+// forces plans through the tools interface (tools_iface/tools_comm.h).
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -19,16 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "api/tools_view.h"
-#include "bootstrap/mpi_bootstrap.h"
-#include "core/plan_load.h"
 #include "decompose/planner.h"
-#include "fabrics/registry.h"
 #include "first_process.h"
 #include "size_arg.h"
 #include "strata/strata_mpi.h"
 #include "tool_cli.h"
 #include "tool_main.h"
+#include "tools_iface/tools_comm.h"
+#include "tools_iface/tools_inputs.h"
 #include "tune_fit.h"
 #include "tune_forms.h"
 #include "tune_measure.h"
@@ -146,8 +144,9 @@ StatusOr<FitResult> fitAndPredict(const topo::Hierarchy& measured, const plan::C
 // Times, at each size, the plan the fitted model ranks first among every candidate when the
 // sweep did not time it (the ping-pong model ranked it below --top). Collective. Returns how many
 // plans were added.
-StatusOr<int> timeFittedPicks(core::ToolsView& c, const SweepOptions& so, const FitResult& fit,
-                              const topo::Hierarchy& measured, std::vector<SizeResult>* results) {
+StatusOr<int> timeFittedPicks(tools_iface::ToolsComm& c, const SweepOptions& so,
+                              const FitResult& fit, const topo::Hierarchy& measured,
+                              std::vector<SizeResult>* results) {
   int added = 0;
   const std::vector<plan::Plan> candidates = plan::candidatePlans(c.hierarchy(), c.costParams());
   for (SizeResult& r : *results) {
@@ -170,7 +169,7 @@ StatusOr<int> timeFittedPicks(core::ToolsView& c, const SweepOptions& so, const 
 }
 
 // The tuning itself, on a communicator every rank made. Returns the exit code.
-int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
+int tune(tools_iface::ToolsComm& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
   const bool root = c.rank() == 0;
   if (root) {
     std::printf("strata-tune: %d ranks, hierarchy %s (%s)\n", c.size(),
@@ -329,13 +328,14 @@ int tune(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes,
 
 // --check FILE: at each size, the plan FILE gives against every candidate plan, timed in
 // interleaved rounds, on a fresh launch: what the file's choices cost. Returns the exit code.
-int check(core::ToolsView& c, const Options& o, const std::vector<size_t>& sizes, double t0) {
+int check(tools_iface::ToolsComm& c, const Options& o, const std::vector<size_t>& sizes,
+          double t0) {
   const bool root = c.rank() == 0;
-  StatusOr<plan::PlanFile> pf = plan::loadPlanFile(o.check);
+  StatusOr<plan::PlanFile> pf = tools_iface::loadPlanFile(o.check);
   plan::BlockRules blocks;
   StatusOr<std::vector<plan::PlanRule>> rules =
-      pf.isOk() ? plan::resolvePlanFile(pf.value(), c.hierarchy(), fabric::fabricNames(), o.check,
-                                        &blocks)
+      pf.isOk() ? plan::resolvePlanFile(pf.value(), c.hierarchy(), tools_iface::fabricNames(),
+                                        o.check, &blocks)
                 : StatusOr<std::vector<plan::PlanRule>>(pf.status());
   if (!rules.isOk()) return root ? fail("--check " + rules.status().message()) : 1;
   if (root) {
@@ -423,7 +423,7 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
                       "mpirun with the layout of your job, e.g. mpirun -n 8 strata-tune");
   } else {
     // Rank 0 writes the file: find a bad --output now, not after the sweep.
-    const Status writable = boot::agreeOver(
+    const Status writable = tools_iface::agreeOver(
         MPI_COMM_WORLD, rank == 0 && o.check.empty() ? checkWritable(o.output) : Status::ok());
     strataComm_t comm = nullptr;
     if (!writable.isOk()) {
@@ -432,8 +432,8 @@ int run(const Options& o, const std::vector<size_t>& sizes, int* argc, char*** a
       if (rank == 0)
         fail(std::string("cannot make the communicator: ") + strataGetLastError(nullptr));
     } else {
-      code = o.check.empty() ? tune(*strata::api::toolsViewOf(comm), o, sizes, t0)
-                             : check(*strata::api::toolsViewOf(comm), o, sizes, t0);
+      code = o.check.empty() ? tune(*tools_iface::toolsCommOf(comm), o, sizes, t0)
+                             : check(*tools_iface::toolsCommOf(comm), o, sizes, t0);
       strataCommDestroy(comm);
     }
   }

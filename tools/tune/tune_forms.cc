@@ -44,7 +44,8 @@ Buffers buffersFor(Collective coll, int rank, int ranks, size_t count) {
 
 // Whether every rank got the exact result of a call of `count` elements per block (the buffers
 // may be larger, made for the sweep's largest size). Collective.
-StatusOr<bool> resultCorrect(core::ToolsView& c, Collective coll, const Buffers& b, size_t count) {
+StatusOr<bool> resultCorrect(tools_iface::ToolsComm& c, Collective coll, const Buffers& b,
+                             size_t count) {
   const int rankSum = c.size() * (c.size() + 1) / 2;
   const size_t received =
       coll == Collective::kReduceScatter ? count : count * static_cast<size_t>(c.size());
@@ -76,7 +77,7 @@ int pickBy(const FormSizeResult& r, F us) {
 }
 
 // Both forms in timeInterleaved's rounds, then the fastest and the chosen form.
-Status timeRounds(core::ToolsView& c, FormSizeResult* r, Buffers& b, int warmup, int iters,
+Status timeRounds(tools_iface::ToolsComm& c, FormSizeResult* r, Buffers& b, int warmup, int iters,
                   double budgetUs) {
   std::vector<Candidate> candidates;
   for (FormTiming& t : r->forms) {
@@ -107,8 +108,8 @@ Status timeRounds(core::ToolsView& c, FormSizeResult* r, Buffers& b, int warmup,
   return Status::ok();
 }
 
-FormSizeResult planned(const core::ToolsView& c, const topo::Hierarchy& measured, Collective coll,
-                       size_t bytes) {
+FormSizeResult planned(const tools_iface::ToolsComm& c, const topo::Hierarchy& measured,
+                       Collective coll, size_t bytes) {
   FormSizeResult r;
   r.coll = coll;
   r.count = bytes / (sizeof(float) * static_cast<size_t>(c.size()));
@@ -133,8 +134,8 @@ std::string formName(const FormSizeResult& r, int k) {
 bool formsComparable(const topo::Hierarchy& h) { return plan::hierarchicalBlocksPossible(h); }
 
 StatusOr<std::vector<FormSizeResult>> runFormSweep(
-    core::ToolsView& c, const topo::Hierarchy& measured, Collective coll, const SweepOptions& o,
-    const std::function<void(const FormSizeResult&)>& progress) {
+    tools_iface::ToolsComm& c, const topo::Hierarchy& measured, Collective coll,
+    const SweepOptions& o, const std::function<void(const FormSizeResult&)>& progress) {
   std::vector<FormSizeResult> out;
   if (o.sizes.empty()) return out;
   const size_t maxCount = o.sizes.back() / (sizeof(float) * static_cast<size_t>(c.size()));
@@ -167,7 +168,7 @@ void predictFitted(const FitResult& fit, std::vector<FormSizeResult>* results) {
   }
 }
 
-StatusOr<FormSizeResult> retimeForms(core::ToolsView& c, const topo::Hierarchy& measured,
+StatusOr<FormSizeResult> retimeForms(tools_iface::ToolsComm& c, const topo::Hierarchy& measured,
                                      Collective coll, size_t bytes, int warmup, int iters) {
   FormSizeResult r = planned(c, measured, coll, bytes);
   if (r.count == 0) return r;

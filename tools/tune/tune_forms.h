@@ -15,10 +15,10 @@
 
 #include "common/collective.h"
 #include "common/status.h"
-#include "core/tools_view.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan_file.h"
 #include "decompose/schedule.h"
+#include "tools_iface/tools_comm.h"
 #include "topology/hierarchy.h"
 #include "tune_fit.h"
 #include "tune_sweep.h"
@@ -53,15 +53,15 @@ bool formsComparable(const topo::Hierarchy& h);
 // MPI_COMM_WORLD; every rank returns the same timings. `progress` (may be empty) runs on rank 0
 // after each size.
 StatusOr<std::vector<FormSizeResult>> runFormSweep(
-    core::ToolsView& c, const topo::Hierarchy& measured, Collective coll, const SweepOptions& o,
-    const std::function<void(const FormSizeResult&)>& progress);
+    tools_iface::ToolsComm& c, const topo::Hierarchy& measured, Collective coll,
+    const SweepOptions& o, const std::function<void(const FormSizeResult&)>& progress);
 
 // Fills every form's fittedUs from the fitted model.
 void predictFitted(const FitResult& fit, std::vector<FormSizeResult>* results);
 
 // Re-times both forms of `coll` at `bytes` (--check): o.warmup untimed rounds, then o.iters
 // interleaved ones, no time budget. Collective.
-StatusOr<FormSizeResult> retimeForms(core::ToolsView& c, const topo::Hierarchy& measured,
+StatusOr<FormSizeResult> retimeForms(tools_iface::ToolsComm& c, const topo::Hierarchy& measured,
                                      Collective coll, size_t bytes, int warmup, int iters);
 
 // The chosen form per size over ranges split at the geometric midpoints between the

@@ -5,7 +5,6 @@
 #include <ctime>
 #include <tuple>
 
-#include "bootstrap/mpi_bootstrap.h"
 #include "common/mpi_check.h"
 
 namespace strata::tools {
@@ -35,16 +34,13 @@ Status pingPong(MPI_Comm comm, int partner, bool first, std::vector<char>& buf, 
   return Status::ok();
 }
 
-// The measuring pair's side of one level: alpha from small messages, then the large ones.
-Status measureAsPair(core::ToolsView& c, int level, const PingPongOptions& o, bool first,
-                     LevelMeasurement* m) {
-  boot::Bootstrap* group = c.levelBootstrap(level);
-  MPI_Comm comm = group != nullptr ? boot::mpiCommOf(*group) : MPI_COMM_NULL;
-  if (comm == MPI_COMM_NULL) return internalError("measuring rank is not in its level group");
-  int me = 0;
-  STRATA_MPI_CHECK(MPI_Comm_rank(comm, &me));
-  // Group ranks follow the stage index (the split's key), and the pair is index 0 and 1.
-  const int partner = 1 - me;
+// The measuring pair's side of one level: alpha from small messages, then the large ones. The
+// pair talks over MPI_COMM_WORLD, whose ranks are the communicator's (strataCommInitMPI over
+// it): the same two processes over the same links as their level group, so the tool needs no
+// handle on the library's own groups.
+Status measureAsPair(bool first, const PingPongOptions& o, LevelMeasurement* m) {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const int partner = first ? m->rankB : m->rankA;
   std::vector<char> buf(std::max(o.smallBytes, o.largeBytes), 1);
   std::vector<double> small, large;
   STRATA_RETURN_IF_ERROR(
@@ -106,7 +102,8 @@ std::pair<int, int> measuringPair(const topo::Hierarchy& h, int level) {
 }
 
 StatusOr<std::vector<LevelMeasurement>> measureLevels(
-    core::ToolsView& c, const PingPongOptions& o, const std::function<void(int level)>& progress) {
+    tools_iface::ToolsComm& c, const PingPongOptions& o,
+    const std::function<void(int level)>& progress) {
   std::vector<LevelMeasurement> out;
   for (int l = 0; l < c.hierarchy().numLevels(); ++l) {
     LevelMeasurement m;
@@ -118,10 +115,10 @@ StatusOr<std::vector<LevelMeasurement>> measureLevels(
     STRATA_RETURN_IF_ERROR(lazyBarrier(MPI_COMM_WORLD));
     Status st = Status::ok();
     if (c.rank() == m.rankA || c.rank() == m.rankB) {
-      st = measureAsPair(c, l, o, c.rank() == m.rankA, &m);
+      st = measureAsPair(c.rank() == m.rankA, o, &m);
     }
     STRATA_RETURN_IF_ERROR(lazyBarrier(MPI_COMM_WORLD));
-    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
+    STRATA_RETURN_IF_ERROR(c.agree(st));
     // The numbers as rounded for the file, so that every rank predicts with the same ones.
     double values[3] = {roundSignificant(m.latencyUs), roundSignificant(m.largeHalfRttUs),
                         roundSignificant(m.bandwidthGBps)};

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "core/tools_view.h"
+#include "tools_iface/tools_comm.h"
 #include "topology/hierarchy.h"
 
 namespace strata::tools {
@@ -38,11 +38,13 @@ struct LevelMeasurement {
 // lowest rank whose group has two members or more. {-1, -1} when no group has two.
 std::pair<int, int> measuringPair(const topo::Hierarchy& h, int level);
 
-// Measures every level of c.hierarchy, one after another, on the level groups' control planes.
-// Collective over MPI_COMM_WORLD; every rank gets the same numbers (the measuring rank
-// broadcasts them). `progress` (may be empty) is called on rank 0 before each level.
+// Measures every level of c.hierarchy, one after another, between the two ranks of one of its
+// groups (measuringPair). Collective over MPI_COMM_WORLD, whose ranks are c's; every rank gets the
+// same numbers (the measuring rank broadcasts them). `progress` (may be empty) is called on rank 0
+// before each level.
 StatusOr<std::vector<LevelMeasurement>> measureLevels(
-    core::ToolsView& c, const PingPongOptions& o, const std::function<void(int level)>& progress);
+    tools_iface::ToolsComm& c, const PingPongOptions& o,
+    const std::function<void(int level)>& progress);
 
 // Each level's measured link: the measurement's latency and bandwidth, source "measured", the
 // level's own link kind. Levels without a measurement keep their link.

@@ -8,8 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/plan_load.h"
-#include "fabrics/registry.h"
+#include "tools_iface/tools_inputs.h"
 
 namespace strata::tools {
 
@@ -329,7 +328,7 @@ Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>&
   auto check = [&](const plan::PlanFile& pf, const char* when) -> Status {
     plan::BlockRules readBlocks;
     StatusOr<std::vector<plan::PlanRule>> resolved =
-        plan::resolvePlanFile(pf, h, fabric::fabricNames(), path, &readBlocks);
+        plan::resolvePlanFile(pf, h, tools_iface::fabricNames(), path, &readBlocks);
     if (!resolved.isOk()) {
       return internalError(std::string("the plan file ") + when +
                            " does not load: " + resolved.status().message());
@@ -360,7 +359,7 @@ Status writePlanFile(const std::string& path, const std::vector<plan::PlanRule>&
   if (std::fclose(f) != 0 || !ok) {
     return systemError(path + ": cannot write: " + std::strerror(ok ? errno : err));
   }
-  StatusOr<plan::PlanFile> loaded = plan::loadPlanFile(path);
+  StatusOr<plan::PlanFile> loaded = tools_iface::loadPlanFile(path);
   if (!loaded.isOk()) {
     return internalError("the written plan file does not load: " + loaded.status().message());
   }

@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "bootstrap/bootstrap.h"
 #include "common/mpi_check.h"
 #include "decompose/planner.h"
-#include "fabrics/registry.h"
 #include "tune_measure.h"
 
 namespace strata::tools {
@@ -21,7 +19,7 @@ struct Buffers {
 // One call of `call` on every rank, timed between a barrier and the slowest rank's finish.
 // Every rank returns the same time, or the same error (a failure on one rank fails them all, so
 // no rank is left waiting in the next call).
-StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
+StatusOr<double> timedOnEveryRank(tools_iface::ToolsComm& c, const char* what,
                                   const std::function<Status()>& call) {
   STRATA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const double t0 = MPI_Wtime();
@@ -30,14 +28,14 @@ StatusOr<double> timedOnEveryRank(core::ToolsView& c, const char* what,
   double slowest[2] = {0, 0};
   STRATA_MPI_CHECK(MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
   if (slowest[1] != 0) {
-    STRATA_RETURN_IF_ERROR(boot::agree(c.bootstrap(), st));
+    STRATA_RETURN_IF_ERROR(c.agree(st));
     return internalError(std::string(what) + " failed on some rank without an agreed error");
   }
   return slowest[0];
 }
 
 // Whether every rank got the exact sum. Collective.
-StatusOr<bool> resultCorrect(core::ToolsView& c, const Buffers& b, size_t count) {
+StatusOr<bool> resultCorrect(tools_iface::ToolsComm& c, const Buffers& b, size_t count) {
   const int rankSum = c.size() * (c.size() + 1) / 2;
   int ok = 1;
   for (size_t i = 0; i < count && ok; ++i) {
@@ -57,7 +55,7 @@ Buffers buffersFor(int rank, size_t count) {
 }
 
 // The plans as timeInterleaved's candidates: float32 sum allreduces of `count` under each.
-Status timeRounds(core::ToolsView& c, Buffers& b, size_t count, int warmup, int iters,
+Status timeRounds(tools_iface::ToolsComm& c, Buffers& b, size_t count, int warmup, int iters,
                   double budgetUs, const std::vector<PlanTiming*>& plans) {
   std::vector<Candidate> candidates;
   for (PlanTiming* t : plans) {
@@ -74,7 +72,7 @@ Status timeRounds(core::ToolsView& c, Buffers& b, size_t count, int warmup, int 
 
 // The runoff (SweepOptions::runoffWithin): the plans close to the fastest get more interleaved
 // calls, so that noise in a few calls does not decide between plans that are nearly equal.
-Status runoff(core::ToolsView& c, const SweepOptions& o, Buffers& b, SizeResult* r) {
+Status runoff(tools_iface::ToolsComm& c, const SweepOptions& o, Buffers& b, SizeResult* r) {
   r->fastest = fastestOf(r->plans);
   if (r->fastest < 0 || o.runoffIters <= 0) return Status::ok();
   const double bound = r->plans[r->fastest].medianUs * (1 + o.runoffWithin);
@@ -94,7 +92,7 @@ Status runoff(core::ToolsView& c, const SweepOptions& o, Buffers& b, SizeResult*
 
 float sweepInput(int rank, size_t i) { return static_cast<float>((rank + 1) * (i % 7 + 1)); }
 
-Status timeInterleaved(core::ToolsView& c, const char* what,
+Status timeInterleaved(tools_iface::ToolsComm& c, const char* what,
                        const std::vector<Candidate>& candidates, int warmup, int iters,
                        double budgetUs) {
   std::vector<double> spentUs(candidates.size(), 0);
@@ -161,8 +159,9 @@ std::vector<PlanTiming> plansToTime(const topo::Hierarchy& h, double bytes,
   return out;
 }
 
-StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hierarchy& measured,
-                                           const SweepOptions& o, const SweepProgress& progress) {
+StatusOr<std::vector<SizeResult>> runSweep(tools_iface::ToolsComm& c,
+                                           const topo::Hierarchy& measured, const SweepOptions& o,
+                                           const SweepProgress& progress) {
   // Make every candidate's stage groups now (collective, same order on every rank), so no
   // timed call pays for a communicator split.
   for (const plan::Plan& p : plan::candidatePlans(c.hierarchy(), c.costParams())) {
@@ -201,7 +200,7 @@ StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hiera
   return out;
 }
 
-StatusOr<bool> timeAddedPlan(core::ToolsView& c, const SweepOptions& o, const plan::Plan& p,
+StatusOr<bool> timeAddedPlan(tools_iface::ToolsComm& c, const SweepOptions& o, const plan::Plan& p,
                              double predictedUs, SizeResult* r) {
   PlanTiming t;
   t.plan = p;
@@ -227,7 +226,7 @@ StatusOr<bool> timeAddedPlan(core::ToolsView& c, const SweepOptions& o, const pl
   return true;
 }
 
-Status retime(core::ToolsView& c, size_t bytes, int warmup, int iters,
+Status retime(tools_iface::ToolsComm& c, size_t bytes, int warmup, int iters,
               std::vector<PlanTiming>* plans) {
   for (const PlanTiming& t : *plans) STRATA_RETURN_IF_ERROR(c.preparePlan(t.plan));
   Buffers b = buffersFor(c.rank(), bytes / sizeof(float));

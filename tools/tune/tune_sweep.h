@@ -1,5 +1,5 @@
 // strata-tune, step 2: the candidate plans timed on the job's ranks across a sweep of message
-// sizes (float32 sum allreduces through ToolsView::allReduceWithPlan).
+// sizes (float32 sum allreduces through ToolsComm::allReduceWithPlan).
 #pragma once
 
 #include <cstddef>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "core/tools_view.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
+#include "tools_iface/tools_comm.h"
 #include "topology/hierarchy.h"
 
 namespace strata::tools {
@@ -60,7 +60,7 @@ struct Candidate {
 // least one timed call, and is marked cutShort; the budget counts the agreed (max over ranks)
 // times, so every rank stops after the same call. Sets each timing's medianUs. `what` names the
 // collective in an unagreed failure. Collective over MPI_COMM_WORLD.
-Status timeInterleaved(core::ToolsView& c, const char* what,
+Status timeInterleaved(tools_iface::ToolsComm& c, const char* what,
                        const std::vector<Candidate>& candidates, int warmup, int iters,
                        double budgetUs);
 
@@ -87,13 +87,14 @@ struct SweepProgress {
 // then the next round), so a machine whose load drifts favours none of them; then the runoff
 // (SweepOptions). Collective over MPI_COMM_WORLD; every rank returns the same timings (each
 // call's time is the maximum over ranks). The progress callbacks run on rank 0 only.
-StatusOr<std::vector<SizeResult>> runSweep(core::ToolsView& c, const topo::Hierarchy& measured,
-                                           const SweepOptions& o, const SweepProgress& progress);
+StatusOr<std::vector<SizeResult>> runSweep(tools_iface::ToolsComm& c,
+                                           const topo::Hierarchy& measured, const SweepOptions& o,
+                                           const SweepProgress& progress);
 
 // Adds `p` to r's plans (marked added) when no plan of r has its description, times it against
 // the fastest in a runoff of o.runoffIters interleaved calls each, and chooses the fastest
 // again. Collective. Returns whether it was added.
-StatusOr<bool> timeAddedPlan(core::ToolsView& c, const SweepOptions& o, const plan::Plan& p,
+StatusOr<bool> timeAddedPlan(tools_iface::ToolsComm& c, const SweepOptions& o, const plan::Plan& p,
                              double predictedUs, SizeResult* r);
 
 // The sweep's inputs: small integers, so every partial sum is exact in float32 and the check of
@@ -105,7 +106,7 @@ int fastestOf(const std::vector<PlanTiming>& plans);
 
 // Re-times `plans` at `bytes`: `warmup` untimed calls each, then `iters` interleaved rounds
 // (no time budget). Collective. For the tool's --check mode.
-Status retime(core::ToolsView& c, size_t bytes, int warmup, int iters,
+Status retime(tools_iface::ToolsComm& c, size_t bytes, int warmup, int iters,
               std::vector<PlanTiming>* plans);
 
 }  // namespace strata::tools

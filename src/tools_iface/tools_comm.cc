@@ -1,16 +1,17 @@
-#include "api/tools_view.h"
+#include "tools_iface/tools_comm.h"
 
 #include "api/handle.h"
+#include "bootstrap/bootstrap.h"
 #include "core/calls.h"
 #include "core/comm.h"
 
-namespace strata::api {
+namespace strata::tools_iface {
 namespace {
 
 // Forwards each question to the communicator; holds nothing of its own.
-class CommToolsView final : public core::ToolsView {
+class CommTools final : public ToolsComm {
  public:
-  explicit CommToolsView(core::Comm& c) : c_(c) {}
+  explicit CommTools(core::Comm& c) : c_(c) {}
 
   int rank() const override { return c_.rank(); }
   int size() const override { return c_.size(); }
@@ -20,14 +21,15 @@ class CommToolsView final : public core::ToolsView {
   const plan::BlockRules& blockRules() const override { return c_.plans().blockRules(); }
   const std::string& planSource() const override { return c_.plans().source(); }
   const plan::CostParams& costParams() const override { return c_.costParams(); }
-  boot::Bootstrap& bootstrap() override { return c_.bootstrap(); }
 
-  boot::Bootstrap* levelBootstrap(int level) override {
-    const std::vector<core::LevelGroup*>& levels = c_.groups().levels();
-    if (level < 0 || level >= static_cast<int>(levels.size()) || levels[level] == nullptr) {
-      return nullptr;
-    }
-    return levels[level]->boot.get();
+  Status agree(const Status& local) override { return boot::agree(c_.bootstrap(), local); }
+
+  StatusOr<topo::GatheredCluster> gatherCluster() override {
+    boot::Bootstrap& b = c_.bootstrap();
+    return topo::exchangeCluster(
+        b.rank(), b.size(), c_.settings().hostName, topo::describeLocalNode(c_.settings().hostName),
+        [&b](const void* mine, void* all, size_t bytes) { return b.allGather(mine, all, bytes); },
+        [&b](const std::string& mine) { return boot::allGatherStrings(b, mine); });
   }
 
   Status preparePlan(const plan::Plan& p) override {
@@ -49,10 +51,10 @@ class CommToolsView final : public core::ToolsView {
 
 }  // namespace
 
-std::unique_ptr<core::ToolsView> toolsViewOf(strataComm_t comm) {
-  CommEntry* entry = lookupComm(comm);
+std::unique_ptr<ToolsComm> toolsCommOf(strataComm_t comm) {
+  api::CommEntry* entry = api::lookupComm(comm);
   if (entry == nullptr || entry->impl == nullptr) return nullptr;
-  return std::make_unique<CommToolsView>(*entry->impl);
+  return std::make_unique<CommTools>(*entry->impl);
 }
 
-}  // namespace strata::api
+}  // namespace strata::tools_iface
