@@ -177,4 +177,9 @@ TEST_CASE("the layering rules themselves keep gpu and fabrics apart from core", 
   CHECK(allowed().at("fabrics").count("gpu") == 0);
   CHECK(allowed().at("fabrics").count("core") == 0);
   CHECK(allowed().at("decompose").count("fabrics") == 0);
+  // The tools interface sits on top, for tools/ only: no layer of the library may use it.
+  for (const auto& [layer, uses] : allowed()) {
+    INFO(layer);
+    CHECK(uses.count("tools_iface") == 0);
+  }
 }
