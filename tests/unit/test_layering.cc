@@ -31,7 +31,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"api", {"common", "bootstrap", "core"}},
       // The tools' interface: a library apart from libstrata, over core and the C boundary's
       // handle table; nothing of src/ includes it (no rule above lists it).
-      {"tools_iface", {"common", "bootstrap", "topology", "decompose", "fabrics", "core", "api"}},
+      {"tools_iface",
+       {"common", "gpu", "bootstrap", "topology", "decompose", "fabrics", "core", "api"}},
   };
   return rules;
 }
@@ -90,12 +91,11 @@ const std::set<std::string>& toolsMayIncludeFolders() {
 }
 
 // The headers of other layers a tool may include: the parts of the library that a tool exists to
-// measure or report on its own (strata-kernels times the device kernels, strata-info reports the
-// devices and the NCCL it would load, strata-perf runs MPI's collectives with the mpi fabric's
-// type map for its --vs mpi column). Each is a leaf the library's other parts use the same way.
+// measure on their own (strata-kernels times the device kernels; strata-perf runs MPI's
+// collectives with the mpi fabric's type map for its --vs mpi column). Each is a leaf the
+// library's other parts use the same way.
 const std::set<std::string>& toolsMayIncludeHeaders() {
-  static const std::set<std::string> headers = {
-      "gpu/kernels.h", "gpu/device.h", "fabrics/nccl/nccl_lib.h", "fabrics/mpi/mpi_types.h"};
+  static const std::set<std::string> headers = {"gpu/kernels.h", "fabrics/mpi/mpi_types.h"};
   return headers;
 }
 

@@ -7,11 +7,7 @@
 #include "common/env.h"
 #include "strata/strata.h"
 #include "tool_cli.h"
-
-#ifdef STRATA_HAVE_CUDA
-#include "fabrics/nccl/nccl_lib.h"
-#include "gpu/device.h"
-#endif
+#include "tools_iface/tools_inputs.h"
 
 namespace {
 
@@ -30,35 +26,32 @@ const char* typeName(strata::env::Type type) {
 }
 
 // What this build has, then what this process can use of it now. The GPU path is built with
-// CUDA and NCCL's header; NCCL itself is loaded at run time (fabrics/nccl/nccl_lib.h), so a
-// host-only user never needs it and the answer here can differ from machine to machine.
+// CUDA and NCCL's header; NCCL itself is loaded at run time (the tools interface's
+// deviceRuntime asks the nccl fabric's loader), so a host-only user never needs it and the
+// answer here can differ from machine to machine.
 void printBuild() {
   std::printf("strata version %d.%d.%d (version code %d)\n", STRATA_MAJOR, STRATA_MINOR,
               STRATA_PATCH, STRATA_VERSION_CODE);
   std::printf("host path (host buffers over MPI and shared memory): built\n");
-#ifdef STRATA_HAVE_CUDA
-  std::printf(
-      "GPU path (device buffers; nccl, staged, mpi-cuda and local fabrics): built with CUDA; "
-      "not yet run on a GPU in strata's own tests\n");
-  const int gpus = strata::gpu::visibleDevices();
-  std::printf("  GPUs visible now: %d%s\n", gpus,
-              gpus == 0 ? " (device buffers cannot be used here; host buffers work)" : "");
-  std::string why;
-  const strata::nccl_lib::Api* nccl =
-      strata::nccl_lib::load(strata::env::get(strata::env::var::STRATA_NCCL_REAL_LIB).c_str(), &why);
-  int version = 0;
-  if (nccl != nullptr && nccl->ncclGetVersion != nullptr) nccl->ncclGetVersion(&version);
-  if (nccl != nullptr) {
-    std::printf("  NCCL (loaded at run time): %s, version code %d\n", nccl->path.c_str(),
-                version);
+  const strata::tools_iface::DeviceRuntime device = strata::tools_iface::deviceRuntime();
+  if (device.built) {
+    std::printf(
+        "GPU path (device buffers; nccl, staged, mpi-cuda and local fabrics): built with CUDA; "
+        "not yet run on a GPU in strata's own tests\n");
+    const int gpus = device.visibleGpus;
+    std::printf("  GPUs visible now: %d%s\n", gpus,
+                gpus == 0 ? " (device buffers cannot be used here; host buffers work)" : "");
+    if (device.ncclLoadable) {
+      std::printf("  NCCL (loaded at run time): %s, version code %d\n", device.ncclPath.c_str(),
+                  device.ncclVersion);
+    } else {
+      std::printf("  NCCL (loaded at run time): not loadable here: %s\n", device.ncclWhy.c_str());
+    }
   } else {
-    std::printf("  NCCL (loaded at run time): not loadable here: %s\n", why.c_str());
+    std::printf(
+        "GPU path (device buffers): not in this build (CUDA or NCCL's header was not found at "
+        "build time, or STRATA_WITH_CUDA=OFF): pass host buffers only\n");
   }
-#else
-  std::printf(
-      "GPU path (device buffers): not in this build (CUDA or NCCL's header was not found at "
-      "build time, or STRATA_WITH_CUDA=OFF): pass host buffers only\n");
-#endif
 }
 
 void printEnv() {
