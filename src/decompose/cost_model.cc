@@ -207,53 +207,84 @@ AllReduceCost directAllReduce(int g, double n, const topo::LinkModel& link, int 
           sent};
 }
 
-bool namedAlgorithm(const std::string& a) {
-  return a == "ring" || a == "rhd" || a == "rd" || a == "direct";
+// The allreduce algorithms the model costs (a stage's plan::Algorithm names only auto and ring;
+// the others are what a fabric may run on its own), by name in reports.
+enum class Costed { kAuto, kRing, kRhd, kRd, kDirect };
+
+const char* costedName(Costed a) {
+  switch (a) {
+    case Costed::kRing:
+      return "ring";
+    case Costed::kRhd:
+      return "rhd";
+    case Costed::kRd:
+      return "rd";
+    case Costed::kDirect:
+      return "direct";
+    case Costed::kAuto:
+      break;
+  }
+  return "auto";
 }
 
-// The allreduce `algorithm` ("ring", "rhd", "rd", "direct", or anything else: the cheapest) over
-// one group; `chosen` gets the algorithm costed.
-AllReduceCost allReduce(const std::string& algorithm, int g, double n, const topo::LinkModel& link,
+AllReduceCost costOf(Costed a, int g, double n, const topo::LinkModel& link, int sharing,
+                     const CostParams& params) {
+  switch (a) {
+    case Costed::kRhd:
+      return rhdAllReduce(g, n, link, sharing, params);
+    case Costed::kRd:
+      return rdAllReduce(g, n, link, sharing, params);
+    case Costed::kDirect:
+      return directAllReduce(g, n, link, sharing, params);
+    case Costed::kRing:
+    case Costed::kAuto:
+      break;
+  }
+  return ringAllReduce(g, n, link, sharing, params);
+}
+
+// The allreduce `algorithm` over one group (kAuto: the cheapest); `chosen` gets the name of the
+// algorithm costed.
+AllReduceCost allReduce(Costed algorithm, int g, double n, const topo::LinkModel& link,
                         int sharing, const CostParams& params, std::string* chosen) {
   if (g <= 1) {
     *chosen = "none";
     return {};
   }
-  if (namedAlgorithm(algorithm)) {
-    *chosen = algorithm;
-    if (algorithm == "ring") return ringAllReduce(g, n, link, sharing, params);
-    if (algorithm == "rhd") return rhdAllReduce(g, n, link, sharing, params);
-    if (algorithm == "rd") return rdAllReduce(g, n, link, sharing, params);
-    return directAllReduce(g, n, link, sharing, params);
+  if (algorithm != Costed::kAuto) {
+    *chosen = costedName(algorithm);
+    return costOf(algorithm, g, n, link, sharing, params);
   }
   // Ties keep the earlier entry: the ring is what every fabric implements.
-  const std::pair<const char*, AllReduceCost> options[] = {
-      {"ring", ringAllReduce(g, n, link, sharing, params)},
-      {"rhd", rhdAllReduce(g, n, link, sharing, params)},
-      {"rd", rdAllReduce(g, n, link, sharing, params)},
-      {"direct", directAllReduce(g, n, link, sharing, params)}};
-  const auto* best = &options[0];
-  for (const auto& o : options) {
-    if (o.second.us < best->second.us) best = &o;
+  Costed best = Costed::kRing;
+  AllReduceCost bestCost = costOf(best, g, n, link, sharing, params);
+  for (Costed a : {Costed::kRhd, Costed::kRd, Costed::kDirect}) {
+    const AllReduceCost c = costOf(a, g, n, link, sharing, params);
+    if (c.us < bestCost.us) {
+      best = a;
+      bestCost = c;
+    }
   }
-  *chosen = best->first;
-  return best->second;
+  *chosen = costedName(best);
+  return bestCost;
 }
 
-// The allreduce a message fabric runs for `algorithm` (FabricTraits::smallAllReduce): auto
-// means the fabric's own choice by size where it declares one, else the cheapest.
-AllReduceCost fabricAllReduce(const FabricTraits& fabric, const std::string& algorithm, int g,
-                              double n, const topo::LinkModel& link, int sharing,
-                              const CostParams& params, std::string* chosen) {
-  if (namedAlgorithm(algorithm) || g <= 1 || fabric.smallAllReduce == SmallAllReduce::kAny) {
-    return allReduce(algorithm, g, n, link, sharing, params, chosen);
+// The allreduce a message fabric runs for a stage's `algorithm` (FabricTraits::smallAllReduce):
+// auto means the fabric's own choice by size where it declares one, else the cheapest.
+AllReduceCost fabricAllReduce(const FabricTraits& fabric, Algorithm algorithm, int g, double n,
+                              const topo::LinkModel& link, int sharing, const CostParams& params,
+                              std::string* chosen) {
+  const Costed named = algorithm == Algorithm::kRing ? Costed::kRing : Costed::kAuto;
+  if (named != Costed::kAuto || g <= 1 || fabric.smallAllReduce == SmallAllReduce::kAny) {
+    return allReduce(named, g, n, link, sharing, params, chosen);
   }
-  if (n >= fabric.smallAllReduceBytes)
-    return allReduce("ring", g, n, link, sharing, params, chosen);
+  if (n >= fabric.smallAllReduceBytes) {
+    return allReduce(Costed::kRing, g, n, link, sharing, params, chosen);
+  }
   if (fabric.smallAllReduce == SmallAllReduce::kDirect) {
-    return allReduce("direct", g, n, link, sharing, params, chosen);
+    return allReduce(Costed::kDirect, g, n, link, sharing, params, chosen);
   }
-  return allReduce("rd", g, n, link, sharing, params, chosen);
+  return allReduce(Costed::kRd, g, n, link, sharing, params, chosen);
 }
 
 // The link a stage is costed on with the step overhead in its alpha (cost_model.h): every
@@ -289,7 +320,7 @@ double ringAllGatherUs(int g, double bytes, const topo::LinkModel& link, int sha
 double bestAllReduceUs(int g, double bytes, const topo::LinkModel& link, int sharing,
                        const CostParams& params, std::string* algorithm) {
   std::string chosen;
-  const double us = allReduce("auto", g, bytes, link, sharing, params, &chosen).us;
+  const double us = allReduce(Costed::kAuto, g, bytes, link, sharing, params, &chosen).us;
   if (algorithm) *algorithm = chosen;
   return us;
 }
@@ -306,7 +337,7 @@ Prediction predictPassthrough(const topo::Hierarchy& h, double bytes, const Cost
   c.bytes = bytes;
   const FabricTraits& flat = traitsOf(params.fabrics, params.flatFabric);
   const AllReduceCost ar = fabricAllReduce(
-      flat, "auto", c.groupSize, bytes, withStepOverhead(linkFor(stageLink(h, all), flat), params),
+      flat, Algorithm::kAuto, c.groupSize, bytes, withStepOverhead(linkFor(stageLink(h, all), flat), params),
       1, params, &c.algorithm);
   c.us = ar.us;
   c.bytesMoved = ar.bytesSent;
@@ -348,7 +379,7 @@ double wireCostUs(WireType w, int g, double n, const FabricTraits& fabric,
   double us = reduceUs(1.5 * n, params);
   if (w == WireType::kFp16) {
     std::string ignored;
-    us += fabricAllReduce(fabric, "auto", g, 4, link, sharing, params, &ignored).us;
+    us += fabricAllReduce(fabric, Algorithm::kAuto, g, 4, link, sharing, params, &ignored).us;
   }
   return us;
 }
@@ -400,8 +431,7 @@ Prediction predictStages(const topo::Hierarchy& h, const Plan& plan, double byte
         ar = {shmReduceScatterUs(g, n, link, params) + shmAllGatherUs(g, n, link), n};
         c.algorithm = "ring";
       } else {
-        ar = fabricAllReduce(fabric, algorithmName(s.algorithm), g, n, link, sharing, params,
-                             &c.algorithm);
+        ar = fabricAllReduce(fabric, s.algorithm, g, n, link, sharing, params, &c.algorithm);
       }
       c.us = ar.us + convert;
       c.bytesMoved = ar.bytesSent;
