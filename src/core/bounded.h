@@ -12,7 +12,8 @@
 #include "common/deadline.h"
 #include "common/status.h"
 #include "core/comm.h"
-#include "core/dispatch.h"
+#include "core/prepare.h"
+#include "core/run.h"
 #include "decompose/plan.h"
 
 namespace strata::core {
@@ -39,7 +40,14 @@ Status bounded(Comm& c, const Call& first, size_t calls, Body body) {
 // error state. `what` names what was being set up.
 Status setupFailed(Comm& c, const Status& why, const std::string& what);
 
-// prepare() (or prepareForced() with `forced`) under the deadline, failing as setupFailed.
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced = nullptr);
+// prepare() (prepareForced() with `forced`, preparePack() with `pack`'s members; `device`:
+// for device memory) under the deadline, failing as setupFailed.
+StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced = nullptr,
+                                  bool device = false, std::vector<Call>* pack = nullptr);
+
+// The narrow view of `c` a run takes (core/run.h), on `x`'s memory.
+inline RunContext runContextOf(Comm& c, Executor& x) {
+  return RunContext{x, c.groups().flat(), c.flightRecorder(), c.timeline(), c.rank(), c.size()};
+}
 
 }  // namespace strata::core

@@ -7,7 +7,7 @@
 #include "core/bounded.h"
 #include "core/check.h"
 #include "core/device_side.h"
-#include "core/dispatch.h"
+#include "core/prepare.h"
 #include "core/executor.h"
 #include "core/fusion.h"
 #include "core/fusion_queue.h"
@@ -34,9 +34,12 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
   return st;
 }
 
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced) {
+StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced, bool device,
+                                  std::vector<Call>* pack) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-  StatusOr<Prepared> p = forced != nullptr ? prepareForced(c, call, *forced) : prepare(c, call);
+  StatusOr<Prepared> p = pack != nullptr     ? preparePack(c, call, std::move(*pack))
+                         : forced != nullptr ? prepareForced(c, call, *forced)
+                                             : prepare(c, call, device);
   if (p.isOk()) return p;
   return setupFailed(c, p.status(),
                      std::string(collectiveName(call.coll)) + " #" + std::to_string(call.seq) +
@@ -48,8 +51,9 @@ namespace {
 // Prepared host calls (one, or a group's units), on a HostExecutor, bounded.
 Status runBounded(Comm& c, const std::vector<Prepared>& calls) {
   return bounded(c, calls[0].call, calls.size(), [&]() {
-    HostExecutor x(c.memory().scratch());
-    return calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+    HostExecutor x(c.memory());
+    RunContext rc = runContextOf(c, x);
+    return calls.size() == 1 ? run(rc, calls[0]) : runGroup(rc, calls);
   });
 }
 
@@ -84,11 +88,18 @@ StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
   // One thread issues calls at a time (core/engine.h), so the next ticket is known here.
   const uint64_t ticket = c.engine().submitted() + 1;
   const uint64_t id = q->add(std::move(p), ticket);
-  const uint64_t got = c.engine().submit([&c, q, id, call](const Status& earlier) -> Status {
+  PackContext pc;
+  pc.fusionBytes = c.settings().fusionBytes;
+  pc.fusionWaitUs = c.settings().fusionWaitUs;
+  pc.engine = &c.engine();
+  pc.plans = &c.plans();
+  pc.lower = lowerContextOf(c, false);
+  const uint64_t got = c.engine().submit([&c, q, id, call, pc](const Status& earlier) -> Status {
     if (!earlier.isOk()) return earlier;
     return bounded(c, call, 1, [&]() {
-      HostExecutor x(c.memory().scratch());
-      return q->run(c, x, id);
+      HostExecutor x(c.memory());
+      RunContext rc = runContextOf(c, x);
+      return q->run(rc, pc, id);
     });
   });
   if (got != ticket) return internalError("fusion queue: calls issued from two threads at once");
@@ -126,8 +137,9 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& ho
     whole.send = nullptr;             // the fusion buffer, at run time
     whole.recv = nullptr;
     whole.count = u.bytes / dataTypeSize(whole.type);
-    STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, whole));
-    for (size_t i : u.members) p.fused.push_back(host[i]);
+    std::vector<Call> members;
+    for (size_t i : u.members) members.push_back(host[i]);
+    STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, whole, nullptr, false, &members));
     units.push_back(std::move(p));
   }
   return units;
@@ -173,7 +185,7 @@ StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
       host.push_back(all[i]);
       (calls[i].nonblocking ? queued : blocks) = true;
     } else if (all[i].count > 0) {  // a device call of count 0 has nothing to order
-      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, all[i], forced));
+      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, all[i], forced, true));
       device.push_back(std::move(p));
       streams.push_back(calls[i].stream);
     }
@@ -213,8 +225,9 @@ Status issueLoneHost(Comm& c, Call call, const Forced* forced) {
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, forced));
   STRATA_RETURN_IF_ERROR(c.engine().drain());
   return bounded(c, p.call, 1, [&]() {
-    HostExecutor x(c.memory().scratch());
-    return run(c, x, p);
+    HostExecutor x(c.memory());
+    RunContext rc = runContextOf(c, x);
+    return run(rc, p);
   });
 }
 
@@ -246,7 +259,7 @@ Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
   STRATA_RETURN_IF_ERROR(one.status());
   c.issued(c.issuing()).cutFusion();
   STRATA_RETURN_IF_ERROR(c.engine().drain());
-  HostExecutor x(c.memory().scratch());
+  HostExecutor x(c.memory());
   STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
   const Status st = flat->probe(peer, found, source, bytes);
   if (st.isOk() || st.code() == Code::kInvalidUsage) return st;

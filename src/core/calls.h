@@ -3,7 +3,7 @@
 // Host buffers: a blocking call runs on the calling thread after every call queued before it;
 // a nonblocking call is queued on the engine (core/engine.h) and returns its ticket. Device
 // buffers: ordered on the caller's stream (core/device_side.h). A group's calls on one
-// communicator run together (dispatch.h: runGroup).
+// communicator run together (core/run.h: runGroup).
 #pragma once
 
 #include <cstdint>

@@ -167,6 +167,9 @@ class Comm {
   // STRATA_TRACE's timeline, when set. Collective.
   Status openTimeline();
   Status checkSameSetting(const char* name, const std::string& value, bool onlyWhetherSet = false);
+  // Hands the owners what they read of this communicator (core/setup_context.h), once its
+  // identity, settings, options and engine exist.
+  void bindOwners();
 
   // Declared first, destroyed last: everything below may use the control plane.
   std::unique_ptr<boot::Bootstrap> boot_;
@@ -181,8 +184,8 @@ class Comm {
   plan::CostParams costParams_;
   // The owners, declared in the order they are made: groups outlive the plans that point to
   // them (the destructor frees them explicitly, device fabrics before the device state).
-  GroupTable groups_{*this};
-  PlanBook plans_{*this, groups_};
+  GroupTable groups_;
+  PlanBook plans_{groups_};
   RunMemory memory_;
   IssueState issued_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;

@@ -12,7 +12,7 @@
 #include "common/deadline.h"
 #include "common/log.h"
 #include "core/bounded.h"
-#include "core/dispatch.h"
+#include "core/prepare.h"
 #include "core/timeline.h"
 #include "fabrics/device_choice.h"
 #include "fabrics/mpi_cuda/mpi_cuda_fabric.h"
@@ -27,6 +27,10 @@ namespace strata::core {
 #ifndef STRATA_HAVE_CUDA
 
 StatusOr<Place> placeOf(const Comm&, const void*, const void*) { return Place::kHost; }
+
+Status setUpDevice(Comm&, const Call&, const std::vector<LevelGroup*>&) {
+  return internalError("a device call in a build without CUDA");
+}
 
 Status submitDevice(Comm&, const std::vector<Prepared>&, const std::vector<strataStream_t>&) {
   return internalError("a device call in a build without CUDA");
@@ -47,7 +51,8 @@ struct DeviceState {
   std::unique_ptr<gpu::StreamGate> gate;  // with a threaded engine
   uint64_t gated = 0;                     // calls gated so far
   // Calls (collective, count, type) whose groups and device fabrics exist, so that their next
-  // calls go straight to the engine. The same on every rank: every rank issues the same calls.
+  // calls set nothing up. The same on every rank: every rank issues the same calls (unlike the
+  // program cache's keys, which may differ between ranks: a call in place on one rank only).
   std::set<std::tuple<int, size_t, int> > prepared;
 
   ~DeviceState() {
@@ -163,7 +168,8 @@ Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
     DeviceState& d = *c.device();
     STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
     DeviceExecutor x(d);
-    Status st = calls.size() == 1 ? run(c, x, calls[0]) : runGroup(c, x, calls);
+    RunContext ctx = runContextOf(c, x);
+    Status st = calls.size() == 1 ? run(ctx, calls[0]) : runGroup(ctx, calls);
     const cudaError_t rc = cudaStreamSynchronize(d.stream);
     if (st.isOk() && rc != cudaSuccess) {
       st = cudaFailure("cudaStreamSynchronize", rc, __FILE__, __LINE__);
@@ -172,27 +178,20 @@ Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
   });
 }
 
-// Collective setup for `calls` when one of them is new: the device state, the device fabrics.
-Status setUp(Comm& c, const std::vector<Prepared>& calls) {
-  bool fresh = c.device() == nullptr;
-  for (const Prepared& p : calls) fresh = fresh || c.device()->prepared.count(keyOf(p.call)) == 0;
-  if (!fresh) return Status::ok();
+}  // namespace
+
+Status setUpDevice(Comm& c, const Call& call, const std::vector<LevelGroup*>& groups) {
+  // Decided from the call alone, the same on every rank: never from local state.
+  if (c.device() != nullptr && c.device()->prepared.count(keyOf(call)) != 0) return Status::ok();
   // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
   // queued calls first.
   STRATA_RETURN_IF_ERROR(c.engine().drain());
   STRATA_RETURN_IF_ERROR(
       boot::agree(c.bootstrap(), c.device() != nullptr ? Status::ok() : makeState(c)));
-  std::vector<LevelGroup*> groups;
-  for (const Prepared& p : calls) {
-    const std::vector<LevelGroup*> mine = groupsOf(c, p);
-    groups.insert(groups.end(), mine.begin(), mine.end());
-  }
   STRATA_RETURN_IF_ERROR(ensureDeviceFabrics(c, groups));
-  for (const Prepared& p : calls) c.device()->prepared.insert(keyOf(p.call));
+  c.device()->prepared.insert(keyOf(call));
   return Status::ok();
 }
-
-}  // namespace
 
 StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv) {
   if (gpu::visibleDevices() == 0) return Place::kHost;
@@ -226,11 +225,6 @@ Status submitDevice(Comm& c, const std::vector<Prepared>& prepared,
     if (std::find(gated.begin(), gated.end(), s) == gated.end()) gated.push_back(s);
   }
   if (prepared.empty()) return Status::ok();
-  {
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-    const Status st = setUp(c, prepared);
-    if (!st.isOk()) return setupFailed(c, st, "the device state and fabrics");
-  }
   STRATA_RETURN_IF_ERROR(c.engine().error());
   DeviceState& d = *c.device();
   if (!d.gate) {

@@ -15,7 +15,7 @@
 #include "common/collective.h"
 #include "common/status.h"
 #include "core/comm.h"
-#include "core/dispatch.h"
+#include "core/run.h"
 #include "strata/strata.h"
 
 namespace strata::core {
@@ -26,13 +26,17 @@ enum class Place { kHost, kDevice };
 // mixes host and device memory, naming which buffer is where.
 StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
 
-// Runs `calls` (prepared by the issue path, core/calls.cc, each of count > 0) on device
-// buffers (one call, or a group's device calls on this communicator: dispatch.h runGroup),
+// Part of prepare() (core/prepare.h) for every device call: on the first call of its
+// (collective, count, type), the device state when there is none, then the device fabric of
+// every group in `groups` (the call's program's) that has none, after the calls already
+// queued ran (NCCL's init must not meet a gated stream). Collective, issuing thread.
+Status setUpDevice(Comm& c, const Call& call, const std::vector<LevelGroup*>& groups);
+
+// Runs `calls` (prepared for device memory by the issue path, core/calls.cc, each of count > 0)
+// on device buffers (one call, or a group's device calls on this communicator: run.h runGroup),
 // ordered on `streams` (one per call; see the top of this file): they
 // start after the work queued on every one of them, and the work queued on any of them
-// afterwards sees every result. The first call of each (collective, count, type) also sets
-// up, collectively: the device state, then the device fabric of every group the call uses,
-// after the calls already queued ran (NCCL's init must not meet a gated stream).
+// afterwards sees every result.
 Status submitDevice(Comm& c, const std::vector<Prepared>& calls,
                     const std::vector<strataStream_t>& streams);
 

@@ -1,6 +1,6 @@
-// Where a call's bytes live. The dispatcher reaches memory and fabrics only through an
-// Executor: host memory (this file), or CUDA device memory on the communicator's stream
-// (core/device_side.h), so one dispatcher runs both.
+// Where a call's bytes live. The executor loop (core/run.h) reaches memory and fabrics only
+// through an Executor: host memory (this file), or CUDA device memory on the communicator's
+// stream (core/device_side.cc), so one loop runs both.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,9 @@
 
 #include "common/reduce.h"
 #include "common/status.h"
-#include "core/comm.h"
+#include "core/group_table.h"
+#include "core/run_memory.h"
+#include "fabrics/fabric.h"
 
 namespace strata::core {
 
@@ -25,9 +27,16 @@ class Executor {
   // fabric a call needs before the call runs.
   virtual StatusOr<fabric::Fabric*> fabricOf(LevelGroup& g) = 0;
   // Host memory for the wire-type copy of a compressed step (core/wire_steps.h); slot 0 or 1 as
-  // Scratch::wire says. Null: this executor's memory is not compressed (device buffers have
-  // no conversion kernels yet), so its steps run in their own type.
+  // Scratch::wire says. Null: this executor's memory is not compressed (device programs have
+  // no wire types: core/lower.cc).
   virtual void* wireScratch(int slot, size_t bytes) {
+    (void)slot;
+    (void)bytes;
+    return nullptr;
+  }
+  // A fusion pack's buffer (core/fusion.h), slot 0 or 1 (RunMemory::fusionBuffer). Null: this
+  // memory has no fusion (packs are host calls).
+  virtual void* fusionBuffer(int slot, size_t bytes) {
     (void)slot;
     (void)bytes;
     return nullptr;
@@ -36,7 +45,7 @@ class Executor {
 
 class HostExecutor final : public Executor {
  public:
-  explicit HostExecutor(Scratch& scratch) : scratch_(scratch) {}
+  explicit HostExecutor(RunMemory& memory) : memory_(memory) {}
   Status copy(void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
     return Status::ok();
@@ -45,15 +54,20 @@ class HostExecutor final : public Executor {
     scaleDown(buf, count, type, divisor);
     return Status::ok();
   }
-  StatusOr<void*> scratch(size_t bytes) override { return scratch_.get(bytes); }
-  void* wireScratch(int slot, size_t bytes) override { return scratch_.wire(slot, bytes); }
+  StatusOr<void*> scratch(size_t bytes) override { return memory_.scratch().get(bytes); }
+  void* wireScratch(int slot, size_t bytes) override {
+    return memory_.scratch().wire(slot, bytes);
+  }
+  void* fusionBuffer(int slot, size_t bytes) override {
+    return memory_.fusionBuffer(slot).get(bytes);
+  }
   StatusOr<fabric::Fabric*> fabricOf(LevelGroup& g) override {
     if (!g.fabric) return internalError("a step on a group this rank has no fabric for");
     return g.fabric.get();
   }
 
  private:
-  Scratch& scratch_;
+  RunMemory& memory_;
 };
 
 }  // namespace strata::core

@@ -7,6 +7,8 @@
 
 #include "common/datatype.h"
 #include "common/log.h"
+#include "core/comm.h"
+#include "core/prepare.h"
 #include "core/timeline.h"
 
 namespace strata::core {
@@ -60,8 +62,8 @@ size_t FusionQueue::proposal(uint64_t id, size_t thetaBytes, bool* open) const {
   return n;
 }
 
-Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
-  const size_t theta = c.settings().fusionBytes;
+Status FusionQueue::run(RunContext& rc, const PackContext& pc, uint64_t id) {
+  const size_t theta = pc.fusionBytes;
   size_t mine = 0;
   uint64_t seq = 0;  // the head call's, for the timeline
   {
@@ -71,21 +73,21 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
     // On the timeline: how long the head waited for calls to join it (nothing when none did).
     std::optional<TimelineSpan> waited;
     const Clock::time_point until =
-        at(id).issued + std::chrono::microseconds(c.settings().fusionWaitUs);
+        at(id).issued + std::chrono::microseconds(pc.fusionWaitUs);
     for (;;) {
       bool open = false;
       mine = proposal(id, theta, &open);
-      if (!open || c.engine().urgentUpTo() >= at(id).ticket || Clock::now() >= until) break;
-      if (!waited) waited.emplace(c.timeline(), TimelineEvent::Cat::kWait, "fusion wait", seq);
+      if (!open || pc.engine->urgentUpTo() >= at(id).ticket || Clock::now() >= until) break;
+      if (!waited) waited.emplace(rc.timeline, TimelineEvent::Cat::kWait, "fusion wait", seq);
       // New calls wake this wait; a waiter's urgency is polled.
       added_.wait_until(lock, std::min(until, Clock::now() + std::chrono::microseconds(50)));
     }
   }
   // The agreement: the smallest proposal is a pack every rank can form.
-  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
+  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, rc.x.fabricOf(rc.flat));
   int64_t agreed = static_cast<int64_t>(mine);
   {
-    TimelineSpan agreement(c.timeline(), TimelineEvent::Cat::kWait, "fusion agreement", seq);
+    TimelineSpan agreement(rc.timeline, TimelineEvent::Cat::kWait, "fusion agreement", seq);
     agreement.event.fabric = flat->name();
     STRATA_RETURN_IF_ERROR(flat->allReduce(&agreed, &agreed, 1, strataInt64, strataMin)
                                .withContext("agreeing on a fusion pack"));
@@ -110,7 +112,7 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
   }
   if (agreed > 1) {
     // Plans made beforehand (PlanBook::prepareFusionPlans): the runner sets nothing up.
-    StatusOr<ProgramRef> prog = fusionPackProgram(c, whole.call);
+    StatusOr<ProgramRef> prog = fusionPackProgram(*pc.plans, pc.lower, whole.call);
     if (!prog.isOk()) {
       markDone(id, static_cast<uint64_t>(agreed));
       return prog.status();
@@ -119,7 +121,7 @@ Status FusionQueue::run(Comm& c, Executor& x, uint64_t id) {
     STRATA_TRACE(kSubsysColl, "nonblocking fusion pack of %lld allreduces (this rank had %zu)",
                  static_cast<long long>(agreed), mine);
   }
-  const Status st = core::run(c, x, whole);
+  const Status st = core::run(rc, whole);
   markDone(id, static_cast<uint64_t>(agreed));
   return st;
 }

@@ -30,10 +30,24 @@
 #include <mutex>
 
 #include "common/status.h"
-#include "core/dispatch.h"
-#include "core/executor.h"
+#include "core/engine.h"
+#include "core/lower.h"
+#include "core/run.h"
 
 namespace strata::core {
+
+class PlanBook;
+
+// What a pack's run reads besides its RunContext: the limits, whether anyone waits for a call
+// (Engine::urgentUpTo), and what lowering a pack agreed at run time needs (core/prepare.h:
+// fusionPackProgram): the fusion plans made beforehand and the lowering context.
+struct PackContext {
+  size_t fusionBytes = 0;  // STRATA_FUSION_BYTES
+  int fusionWaitUs = 0;    // STRATA_FUSION_WAIT_US
+  const Engine* engine = nullptr;
+  const PlanBook* plans = nullptr;
+  LowerContext lower;
+};
 
 class FusionQueue {
  public:
@@ -44,7 +58,7 @@ class FusionQueue {
   void cut();
   // The runner, under the call's deadline: runs call `id` and the calls agreed to share its
   // pack, unless an earlier pack already ran it.
-  Status run(Comm& c, Executor& x, uint64_t id);
+  Status run(RunContext& rc, const PackContext& pc, uint64_t id);
 
  private:
   using Clock = std::chrono::steady_clock;

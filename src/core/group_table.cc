@@ -4,7 +4,6 @@
 #include <string>
 
 #include "common/log.h"
-#include "core/comm.h"
 #include "core/describe.h"
 #include "fabrics/registry.h"
 
@@ -42,30 +41,30 @@ StatusOr<LevelGroup*> GroupTable::ensure(const topo::Hierarchy& h, int level, Is
   // they run only when waited for, and ranks may wait at different points: one could enter
   // this collective while a peer waits in a queued call for it. Every rank makes the same
   // groups at the same point of its call sequence, so all drain here.
-  STRATA_RETURN_IF_ERROR(comm_.engine().drain());
-  const topo::StageGroup g = topo::stageGroup(h, level, comm_.rank());
+  STRATA_RETURN_IF_ERROR(sc_.quiesce());
+  const topo::StageGroup g = topo::stageGroup(h, level, sc_.rank);
   auto lg = std::make_unique<LevelGroup>();
   lg->fabricName = h.level(level).fabric;
-  STRATA_ASSIGN_OR_RETURN(lg->boot, comm_.bootstrap().split(g.member ? g.color : -1, g.index));
+  STRATA_ASSIGN_OR_RETURN(lg->boot, (*sc_.boot).split(g.member ? g.color : -1, g.index));
   Status st = Status::ok();
   if (g.member) {
     lg->index = g.index;
     lg->size = g.size;
     StatusOr<std::unique_ptr<fabric::Fabric>> f =
-        fabric::createFabric(lg->fabricName, *lg->boot, comm_.fabricOptions());
+        fabric::createFabric(lg->fabricName, *lg->boot, (*sc_.fabrics));
     if (f.isOk()) {
       lg->fabric = f.take();
     } else {
       st = f.status().withContext("level '" + h.level(level).name + "'");
     }
   }
-  STRATA_RETURN_IF_ERROR(boot::agree(comm_.bootstrap(), st));
+  STRATA_RETURN_IF_ERROR(boot::agree((*sc_.boot), st));
   // The host path's fabric choice (the hierarchy's level, or a plan stage's `fabric:`), once per
   // group made: at init for the hierarchy's levels, on a plan's first use for its stages.
   if (g.member) {
     STRATA_INFO(kSubsysInit | kSubsysFabric,
                 "commHash %s host fabric %s for level '%s': group of %d, this rank at %d",
-                hashText(comm_.hash()).c_str(), lg->fabricName.c_str(), h.level(level).name.c_str(),
+                hashText(sc_.hash).c_str(), lg->fabricName.c_str(), h.level(level).name.c_str(),
                 g.size, g.index);
   }
   LevelGroup* out = lg.get();
@@ -74,23 +73,23 @@ StatusOr<LevelGroup*> GroupTable::ensure(const topo::Hierarchy& h, int level, Is
 }
 
 Status GroupTable::buildLevels(IssuingThread me) {
-  const topo::Hierarchy& h = comm_.hierarchy();
+  const topo::Hierarchy& h = (*sc_.hierarchy);
   for (int l = 0; l < h.numLevels(); ++l) {
     STRATA_ASSIGN_OR_RETURN(LevelGroup * g, ensure(h, l, me));
     levels_.push_back(g);
   }
   auto flat = std::make_unique<LevelGroup>();
-  flat->fabricName = comm_.fabricOptions().net;
-  flat->index = comm_.rank();
-  flat->size = comm_.size();
-  STRATA_ASSIGN_OR_RETURN(flat->boot, comm_.bootstrap().split(0, comm_.rank()));
+  flat->fabricName = (*sc_.fabrics).net;
+  flat->index = sc_.rank;
+  flat->size = sc_.size;
+  STRATA_ASSIGN_OR_RETURN(flat->boot, (*sc_.boot).split(0, sc_.rank));
   StatusOr<std::unique_ptr<fabric::Fabric>> f =
-      fabric::createFabric(flat->fabricName, *flat->boot, comm_.fabricOptions());
-  STRATA_RETURN_IF_ERROR(boot::agree(comm_.bootstrap(), f.status()));
+      fabric::createFabric(flat->fabricName, *flat->boot, (*sc_.fabrics));
+  STRATA_RETURN_IF_ERROR(boot::agree((*sc_.boot), f.status()));
   flat->fabric = f.take();
   STRATA_INFO(kSubsysInit | kSubsysFabric,
               "commHash %s host fabric %s for the whole communicator: %d ranks",
-              hashText(comm_.hash()).c_str(), flat->fabricName.c_str(), comm_.size());
+              hashText(sc_.hash).c_str(), flat->fabricName.c_str(), sc_.size);
   flat_ = std::move(flat);
   return Status::ok();
 }
@@ -98,9 +97,9 @@ Status GroupTable::buildLevels(IssuingThread me) {
 Status GroupTable::gatherHosts(IssuingThread) {
   hostOf_.clear();
   // Every rank has the same STRATA_COMPRESS (an agreed setting), so all take this branch alike.
-  if (comm_.settings().compress == WireType::kNone) return Status::ok();
+  if (sc_.settings->compress == WireType::kNone) return Status::ok();
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> hosts,
-                          boot::allGatherStrings(comm_.bootstrap(), comm_.settings().hostName));
+                          boot::allGatherStrings((*sc_.boot), sc_.settings->hostName));
   std::map<std::string, int> ids;
   for (const std::string& host : hosts) {
     hostOf_.push_back(ids.emplace(host, static_cast<int>(ids.size())).first->second);

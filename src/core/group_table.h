@@ -13,6 +13,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "common/status.h"
+#include "core/setup_context.h"
 #include "core/threads.h"
 #include "fabrics/fabric.h"
 #include "topology/hierarchy.h"
@@ -33,8 +34,10 @@ struct LevelGroup {
 
 class GroupTable {
  public:
-  explicit GroupTable(Comm& owner) : comm_(owner) {}
+  GroupTable() = default;
   ~GroupTable() { release(); }
+  // What the table reads of its communicator (core/setup_context.h). Before any other call.
+  void bind(SetupContext sc) { sc_ = std::move(sc); }
   GroupTable(const GroupTable&) = delete;
   GroupTable& operator=(const GroupTable&) = delete;
 
@@ -61,7 +64,7 @@ class GroupTable {
   void release();
 
  private:
-  Comm& comm_;
+  SetupContext sc_;
   // Every stage group made so far, by a signature of its membership.
   std::map<uint64_t, std::unique_ptr<LevelGroup>> groups_;
   std::unique_ptr<LevelGroup> flat_;

@@ -140,6 +140,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   if (!settings_.pipelineAuto) costParams_.pipelineBytes = settings_.pipelineBytes;
   costParams_.compress = settings_.compress;  // the planner costs compressed stages as they run
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
+  bindOwners();
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(noteOversubscription());
   const IssuingThread me = issuing();
@@ -149,6 +150,21 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   plans_.dump(settings_.planDumpFile);
   STRATA_RETURN_IF_ERROR(checkSameSetting("STRATA_TRACE", settings_.tracePattern, true));
   return openTimeline();
+}
+
+void Comm::bindOwners() {
+  SetupContext sc;
+  sc.boot = boot_.get();
+  sc.hierarchy = &hierarchy_;
+  sc.settings = &settings_;
+  sc.fabrics = &fabricOptions_;
+  sc.cost = &costParams_;
+  sc.quiesce = [engine = engine_.get()] { return engine->drain(); };
+  sc.rank = rank_;
+  sc.size = size_;
+  sc.hash = hash_;
+  groups_.bind(sc);
+  plans_.bind(std::move(sc));
 }
 
 Status Comm::noteOversubscription() {

@@ -9,7 +9,6 @@
 
 #include "common/log.h"
 #include "common/units.h"
-#include "core/comm.h"
 #include "core/describe.h"
 #include "decompose/planner.h"
 
@@ -31,7 +30,7 @@ void PlanBook::clear() {
 
 // Builds a plan's exec: its derived hierarchy and stage groups. Collective.
 StatusOr<std::unique_ptr<PlanExec>> PlanBook::makeExec(const plan::Plan& chosen, IssuingThread me) {
-  const topo::Hierarchy& hierarchy = comm_.hierarchy();
+  const topo::Hierarchy& hierarchy = (*sc_.hierarchy);
   auto exec = std::make_unique<PlanExec>();
   exec->plan = chosen;
   exec->description = plan::describePlan(hierarchy, chosen);
@@ -55,9 +54,9 @@ std::vector<WireType> PlanBook::wireOf(const plan::Plan& p, const topo::Hierarch
     WireType w = WireType::kNone;
     if (s.wire) {
       w = *s.wire;
-    } else if (comm_.settings().compress != WireType::kNone &&
+    } else if (sc_.settings->compress != WireType::kNone &&
                topo::levelCrossesHosts(derived, j, groups_.hostOf())) {
-      w = comm_.settings().compress;
+      w = sc_.settings->compress;
     }
     wire.push_back(w);
   }
@@ -65,7 +64,7 @@ std::vector<WireType> PlanBook::wireOf(const plan::Plan& p, const topo::Hierarch
 }
 
 StatusOr<PlanExec*> PlanBook::forPlan(const plan::Plan& p, IssuingThread me) {
-  const std::string key = plan::describePlan(comm_.hierarchy(), p);
+  const std::string key = plan::describePlan((*sc_.hierarchy), p);
   auto it = forced_.find(key);
   if (it != forced_.end()) return it->second.get();
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(p, me));
@@ -79,7 +78,7 @@ namespace {
 // The form cached in `forms` for a `coll` of `bytes`: choose(bucket bytes) on the size bucket's
 // first call, logged once with its name.
 template <typename Form, typename Choose, typename Name>
-Form formOf(std::map<std::pair<int, int>, Form>& forms, const Comm& c, Collective coll,
+Form formOf(std::map<std::pair<int, int>, Form>& forms, uint64_t hash, Collective coll,
             size_t bytes, Choose choose, Name name) {
   const int bucket = plan::sizeBucket(bytes);
   const auto key = std::make_pair(static_cast<int>(coll), bucket);
@@ -87,7 +86,7 @@ Form formOf(std::map<std::pair<int, int>, Form>& forms, const Comm& c, Collectiv
   if (it != forms.end()) return it->second;
   const Form form = choose(plan::bucketBytes(bucket));
   STRATA_INFO(kSubsysInit | kSubsysPlan, "commHash %s %s of %zu bytes (size bucket %d): %s",
-              hashText(c.hash()).c_str(), collectiveName(coll), bytes, bucket, name(form));
+              hashText(hash).c_str(), collectiveName(coll), bytes, bucket, name(form));
   forms.emplace(key, form);
   return form;
 }
@@ -96,9 +95,9 @@ Form formOf(std::map<std::pair<int, int>, Form>& forms, const Comm& c, Collectiv
 
 plan::RootedForm PlanBook::rootedForm(Collective coll, size_t bytes, IssuingThread) {
   return formOf(
-      rootedForms_, comm_, coll, bytes,
+      rootedForms_, sc_.hash, coll, bytes,
       [&](double b) {
-        return plan::chooseRooted(comm_.hierarchy(), coll, b, comm_.costParams()).form;
+        return plan::chooseRooted((*sc_.hierarchy), coll, b, (*sc_.cost)).form;
       },
       [&](plan::RootedForm f) { return plan::rootedFormName(coll, f); });
 }
@@ -115,14 +114,14 @@ plan::BlockForm PlanBook::blockForm(Collective coll, size_t bytes, IssuingThread
     const plan::BlockForm form = pinned[index].form;
     STRATA_INFO(kSubsysInit | kSubsysPlan,
                 "commHash %s %s of %zu bytes (plan file %s rule at line %d): %s",
-                hashText(comm_.hash()).c_str(), collectiveName(coll), bytes,
+                hashText(sc_.hash).c_str(), collectiveName(coll), bytes,
                 plan::blockRulesKey(coll), pinned[index].line, plan::blockFormName(form));
     blockForms_.emplace(key, form);
     return form;
   }
   return formOf(
-      blockForms_, comm_, coll, bytes,
-      [&](double b) { return plan::chooseBlocks(comm_.hierarchy(), coll, b, comm_.costParams()); },
+      blockForms_, sc_.hash, coll, bytes,
+      [&](double b) { return plan::chooseBlocks((*sc_.hierarchy), coll, b, (*sc_.cost)); },
       [](plan::BlockForm f) { return plan::blockFormName(f); });
 }
 
@@ -137,14 +136,14 @@ StatusOr<PlanExec*> PlanBook::forBytes(size_t bytes, IssuingThread me) {
   if (it != plans_.end()) return it->second.get();
   const plan::Plan chosen =
       rules_.empty()
-          ? plan::choosePlan(comm_.hierarchy(), plan::bucketBytes(slot), comm_.costParams()).plan
+          ? plan::choosePlan((*sc_.hierarchy), plan::bucketBytes(slot), (*sc_.cost)).plan
           : rules_[slot].plan;
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<PlanExec> exec, makeExec(chosen, me));
   // Once per size bucket (or plan-file rule) and communicator, never per call.
   const size_t piece = plan::planPieceBytes(chosen);
   STRATA_INFO(
       kSubsysInit | kSubsysPlan, "commHash %s allreduce of %zu bytes (%s %d): plan %s: %s%s%s%s%s",
-      hashText(comm_.hash()).c_str(), bytes, rules_.empty() ? "size bucket" : "plan file rule",
+      hashText(sc_.hash).c_str(), bytes, rules_.empty() ? "size bucket" : "plan file rule",
       slot, chosen.name.c_str(), exec->description.c_str(), piece ? "; pipeline pieces of " : "",
       piece ? units::bytesText(piece).c_str() : "", chosen.note.empty() ? "" : "; ",
       chosen.note.c_str());
@@ -175,14 +174,14 @@ PlanExec* PlanBook::fusionPlanFor(size_t bytes) const {
 }
 
 void PlanBook::dump(const std::string& file) const {
-  if (file.empty() || comm_.rank() != 0) return;
-  const topo::Hierarchy& hierarchy = comm_.hierarchy();
+  if (file.empty() || sc_.rank != 0) return;
+  const topo::Hierarchy& hierarchy = (*sc_.hierarchy);
   std::vector<plan::PlanRule> rules;
   for (int b = 0; b < 63; ++b) {
     const size_t lo = b == 0 ? 0 : size_t{1} << b;
     const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
     plan::Plan p = rules_.empty()
-                       ? plan::choosePlan(hierarchy, plan::bucketBytes(b), comm_.costParams()).plan
+                       ? plan::choosePlan(hierarchy, plan::bucketBytes(b), (*sc_.cost)).plan
                        : *plan::planFor(rules_, lo);
     if (!rules.empty() &&
         plan::describePlan(hierarchy, rules.back().plan) == plan::describePlan(hierarchy, p) &&
@@ -205,7 +204,7 @@ void PlanBook::dump(const std::string& file) const {
     if (!forms.empty()) continue;
     for (int b = 0; b < 63; ++b) {
       const plan::BlockForm form =
-          plan::chooseBlocks(hierarchy, coll, plan::bucketBytes(b), comm_.costParams());
+          plan::chooseBlocks(hierarchy, coll, plan::bucketBytes(b), (*sc_.cost));
       const size_t hi = b == 62 ? SIZE_MAX : size_t{1} << (b + 1);
       if (!forms.empty() && forms.back().form == form) {
         forms.back().maxBytes = hi;

@@ -18,6 +18,7 @@
 #include "common/wire.h"
 #include "core/group_table.h"
 #include "core/program.h"
+#include "core/setup_context.h"
 #include "core/threads.h"
 #include "decompose/cost_model.h"
 #include "decompose/plan.h"
@@ -43,7 +44,9 @@ struct PlanExec {
 
 class PlanBook {
  public:
-  PlanBook(Comm& owner, GroupTable& groups) : comm_(owner), groups_(groups) {}
+  explicit PlanBook(GroupTable& groups) : groups_(groups) {}
+  // What the book reads of its communicator (core/setup_context.h). Before any other call.
+  void bind(SetupContext sc) { sc_ = std::move(sc); }
   PlanBook(const PlanBook&) = delete;
   PlanBook& operator=(const PlanBook&) = delete;
 
@@ -92,7 +95,7 @@ class PlanBook {
   // The key of plans_ for an allreduce of `bytes`: its size bucket, or its plan-file rule.
   int slotOf(size_t bytes) const;
 
-  Comm& comm_;
+  SetupContext sc_;
   GroupTable& groups_;
   std::vector<plan::PlanRule> rules_;  // empty: no plan file
   plan::BlockRules blockRules_;        // per collective; an empty list: the planner chooses

@@ -1,12 +1,8 @@
-// A prepared call's program: every step it will run, with the level (and so the group and its
-// fabric) of each and the element ranges it moves, made by prepare() (core/prepare.cc) on the
-// issuing thread. run() (core/dispatch.cc) only executes it: it decomposes nothing and plans
-// nothing. This is the seam a per-step timeline instruments and a reordering pipeline reorders.
+// A prepared call's program (core/instr.h's instructions) and the caches that keep programs and
+// schedules, so that a training loop's repeated calls prepare nothing new.
 //
 // Buffers are named by role, not by address, so that one program serves every call of its shape
-// (a fusion pack's buffers are only known when it runs): a pass works on elements
-// [offset, offset + count) of the call's buffers, and each step's ranges (plan::Step's offset,
-// counts and displs) are relative to the pass's working buffer, as core/run_steps.h says.
+// (a fusion pack's buffers are only known when it runs).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +14,7 @@
 #include <vector>
 
 #include "common/collective.h"
+#include "core/instr.h"
 #include "decompose/rooted.h"
 #include "decompose/schedule.h"
 
@@ -67,53 +64,52 @@ class ScheduleCache {
   std::map<ScheduleKey, Schedule> cache_;
 };
 
-// One pass: a whole collective of `count` elements at element `offset` of the call's buffers
-// (a reduce-scatter's or all-gather's: columns [offset, offset + count) of every rank's block).
-struct ProgramPass {
-  size_t offset = 0;
-  size_t count = 0;
-  Schedule steps;  // an allreduce pass's: those of one full pipeline piece
-  // An allreduce pass: its plan (stage groups, wire types), its pipeline pieces (the last one
-  // shorter, with its own steps) and whether the pieces overlap (core/run_steps.h). Decided
-  // from what every rank knows alike: all members of a group run its collectives in one order.
-  const PlanExec* exec = nullptr;
-  size_t pieceElements = 0;
-  Schedule lastPiece;
-  bool overlap = false;
-  plan::RootedForm form = plan::RootedForm::kFlat;  // a broadcast's or reduce's pass
-};
-
+// A program is a flat list of typed instructions (core/instr.h), made entirely by prepare() on
+// the issuing thread and run by one executor loop (core/run.h: execute). Everything a call's
+// run could decide is decided here: which fabric (group) each step runs on and in which wire
+// type, where the pipeline starts and waits for its allreduce, the copies in and out of
+// scratch, the average's division, a fusion pack's pack and unpack. The run decides nothing.
 struct Program {
+  // What kind of program, for traces and for groupsOf; the executor never reads it.
   enum class Shape {
-    kNothing,    // count 0: no step
+    kNothing,    // count 0: no instruction
     kCopy,       // one rank: recvbuff <- sendbuff, unless in place
     kAllReduce,  // passes, each pipelined under its plan
-    kDirect,     // reduce-scatter or all-gather: one flat fabric call between the user's
-                 // buffers, with passes[0].steps[0]'s counts and displacements
-    kBlocks,     // reduce-scatter or all-gather through scratch: each pass gathers its columns
-                 // of every rank's block (rank j's at blockOrder[j]), runs its steps there
+    kDirect,     // reduce-scatter or all-gather: one flat fabric call between the user's buffers
+    kBlocks,     // reduce-scatter or all-gather through scratch, pass by pass over the columns
     kRooted,     // broadcast or reduce passes on the hierarchy's own level groups
     kPeer,       // one send or receive on the flat group
   };
   Shape shape = Shape::kNothing;
-  std::vector<ProgramPass> passes;
-  std::shared_ptr<const std::vector<size_t>> blockOrder;  // kBlocks
+  std::vector<Instr> code;
+  // Scratch the code uses (Buf::kScratch), in bytes: the executor provides it before the loop.
+  size_t scratchBytes = 0;
+  // The plans the code runs under (an allreduce's passes), for traces and groupsOf.
+  std::vector<const PlanExec*> plans;
+  // The schedules the instructions' steps point into, kept alive with the program.
+  std::vector<Schedule> keep;
 };
 
 // Programs are shared: one per call shape, reused by every call of that shape.
 using ProgramRef = std::shared_ptr<const Program>;
 
 // What a cached program is the program of: everything that changes it. The buffers only count
-// through `inPlace` (a reduce-scatter in place runs through scratch); the type through its size.
+// through `inPlace` (a reduce-scatter in place runs through scratch, an allreduce or a
+// broadcast's root skips its copy) and `device` (device memory: device fabrics, no wire types).
+// The type and op count because the code holds them: the wire type of each step and the
+// average's divisions.
 struct ProgramKey {
   Collective coll = Collective::kAllReduce;
   size_t count = 0;
-  size_t typeSize = 0;
+  int type = 0;
+  int op = 0;
   int root = 0;
   bool inPlace = false;
+  bool device = false;
+  bool pack = false;  // a fusion pack's allreduce, in the fusion buffer
   bool operator<(const ProgramKey& o) const {
-    return std::tie(coll, count, typeSize, root, inPlace) <
-           std::tie(o.coll, o.count, o.typeSize, o.root, o.inPlace);
+    return std::tie(coll, count, type, op, root, inPlace, device, pack) <
+           std::tie(o.coll, o.count, o.type, o.op, o.root, o.inPlace, o.device, o.pack);
   }
 };
 

@@ -41,7 +41,7 @@ class RunMemory {
  public:
   Scratch& scratch() { return scratch_; }
   // Where fusion packs are packed (core/fusion.h): two, so that the next pack is packed while
-  // one is on the wire (dispatch.cc); each at most STRATA_FUSION_BYTES, made on first use and
+  // one is on the wire (core/run_group.cc); each at most STRATA_FUSION_BYTES, made on first use and
   // reused.
   Scratch& fusionBuffer(int slot) { return fusionBuffers_[slot == 0 ? 0 : 1]; }
   // Every buffer, for keepUntilExit when an aborted communicator goes (Scratch::take).

@@ -119,6 +119,7 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
   fabricOptions_ = parent.fabricOptions_;
   costParams_ = parent.costParams_;
   engine_ = std::make_shared<Engine>(parent.engine_->threaded());
+  bindOwners();
   hierarchy_ = std::move(hierarchy);
   hierarchySource_ = "split of " + parent.hierarchySource_;
   const IssuingThread me = issuing();

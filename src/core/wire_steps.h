@@ -27,7 +27,7 @@
 namespace strata::core {
 
 // Runs step `s` (a reduce-scatter, allreduce or all-gather of float32, summed) on `f` in wire
-// type `w`, reading `in` and writing `work` as core/run_steps.h says for the step's kind.
+// type `w`, reading `in` and writing `work` as core/run.cc says for the step's kind.
 // `scratch` holds the step's range in the wire type (wireBytes(s) bytes). The casts go on
 // timeline `t` when it is not null.
 Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void* work, WireType w,
@@ -36,7 +36,7 @@ Status runWireStep(fabric::Fabric& f, const plan::Step& s, const void* in, void*
 // The bytes runWireStep needs in scratch for `s`.
 size_t wireBytes(const plan::Step& s);
 
-// The pipeline's allreduce in flight (core/run_steps.cc), compressed: start narrows `in`'s
+// The pipeline's allreduce in flight (core/run.cc), compressed: start narrows `in`'s
 // range into `scratch` and starts the wire-type allreduce; finish waits for it and widens the
 // result into `out`'s range. `scratch` must stay untouched in between.
 struct WireAllReduce {

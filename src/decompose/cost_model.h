@@ -27,7 +27,7 @@
 // values), plus 1.5 n / gamma for the conversions to and from the narrow type, plus, for fp16,
 // one 4-byte allreduce of the group to agree on the scale (common/wire.h). Without link kinds,
 // a stage spans hosts when it holds the top level of a hierarchy of several levels.
-// Pipelining (core/run_steps.h: runPipelined): a staged allreduce cut into P pieces of n/P
+// Pipelining (core/lower.cc: Lowering::allReducePass): a staged allreduce cut into P pieces of n/P
 // bytes whose pieces overlap (plan.h: piecesOverlap) takes
 //   L + T + (P-1) * max(T, L)
 // with T the top (allreduce) stage's time for one piece and L the other stages' (the

@@ -54,7 +54,7 @@ struct Plan {
 // A plan's own pipeline piece: the smallest chunk_bytes its stages set (a plan file's, or the
 // planner's choice under STRATA_PIPELINE_BYTES=auto); 0 when none sets one.
 size_t planPieceBytes(const Plan& p);
-// Whether the pieces of an allreduce under `p` overlap (core/run_steps.h: runPipelined): the
+// Whether the pieces of an allreduce under `p` overlap (core/lower.cc: Lowering::allReducePass): the
 // slow top stage of piece k stays in flight while the stages below run pieces k-1 and k+1.
 // Needs a separate allreduce stage: not a passthrough, not one stage, not a ring top (whose
 // reduce-scatter and all-gather are the whole call). Otherwise pieces run one after another.

@@ -159,7 +159,7 @@ std::vector<Case> modelCases() {
 }
 
 // Medium tensors that fill several packs of the default limit one after another: each pack is
-// packed while the one before it is on the wire (dispatch.cc's helper thread).
+// packed while the one before it is on the wire (core/run_group.cc's helper thread).
 std::vector<Case> mediumCases() {
   std::vector<Case> out;
   for (int i = 0; i < 10; ++i) {
