@@ -183,3 +183,93 @@ TEST_CASE("the layering rules themselves keep gpu and fabrics apart from core", 
     CHECK(uses.count("tools_iface") == 0);
   }
 }
+
+namespace {
+
+// The executor (docs/architecture.md, "The path of a call"): the instruction set, lowering, the
+// executor loop and what it runs on. It takes a RunContext and a LowerContext, never the
+// communicator, so that what a run may touch is what those name.
+const std::vector<std::string>& executorFiles() {
+  static const std::vector<std::string> files = {
+      "core/instr.h",   "core/program.h",      "core/lower.h",    "core/lower.cc",
+      "core/run.h",     "core/run.cc",         "core/run_group.cc", "core/executor.h",
+      "core/wire_steps.h", "core/wire_steps.cc", "core/run_memory.h"};
+  return files;
+}
+
+// The src/ headers `file` includes ("layer/..." only), directly.
+std::vector<std::string> includesOf(const fs::path& src, const std::string& file) {
+  const std::regex include(R"re(^\s*#\s*include\s+"([a-z_]+/[^"]+)")re");
+  std::vector<std::string> out;
+  std::ifstream in(src / file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, include)) out.push_back(m[1].str());
+  }
+  return out;
+}
+
+// Every src/ header `file` reaches through its includes, itself excluded.
+std::set<std::string> reachable(const fs::path& src, const std::string& file) {
+  std::set<std::string> seen;
+  std::vector<std::string> todo = includesOf(src, file);
+  while (!todo.empty()) {
+    const std::string next = todo.back();
+    todo.pop_back();
+    if (!seen.insert(next).second || !fs::exists(src / next)) continue;
+    for (const std::string& i : includesOf(src, next)) todo.push_back(i);
+  }
+  return seen;
+}
+
+// Whether `line` (comments cut) names the communicator as a parameter or member.
+bool takesComm(std::string line) {
+  if (line.find("//") != std::string::npos) line = line.substr(0, line.find("//"));
+  static const std::regex comm(R"(\bComm\s*[&*])");
+  return std::regex_search(line, comm);
+}
+
+}  // namespace
+
+TEST_CASE("the executor and the fabrics never take a Comm", "[layering]") {
+  const fs::path src = fs::path(STRATA_SOURCE_DIR) / "src";
+  for (const std::string& file : executorFiles()) {
+    INFO(file);
+    REQUIRE(fs::exists(src / file));
+    const std::set<std::string> reached = reachable(src, file);
+    for (const char* inside : {"core/comm.h", "core/calls.h", "core/bounded.h", "core/prepare.h",
+                               "core/device_side.h", "core/engine.h"}) {
+      INFO("reaches " << inside);
+      CHECK(reached.count(inside) == 0);
+    }
+    std::ifstream in(src / file);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      INFO(file << ":" << n << ": " << line);
+      CHECK_FALSE(takesComm(line));
+    }
+  }
+  int fabrics = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(src / "fabrics")) {
+    if (!entry.is_regular_file()) continue;
+    ++fabrics;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      INFO(entry.path().filename().string() << ":" << n << ": " << line);
+      CHECK_FALSE(takesComm(line));
+    }
+  }
+  CHECK(fabrics > 0);
+}
+
+TEST_CASE("the Comm check itself sees a Comm parameter and a comm.h reached", "[layering]") {
+  CHECK(takesComm("Status run(Comm& c, Executor& x);"));
+  CHECK(takesComm("  Comm *owner_;"));
+  CHECK_FALSE(takesComm("Status run(RunContext& rc);  // never a Comm& here"));
+  CHECK_FALSE(takesComm("CommId id;"));
+  const std::set<std::string> fromCalls =
+      reachable(fs::path(STRATA_SOURCE_DIR) / "src", "core/calls.cc");
+  CHECK(fromCalls.count("core/comm.h") == 1);
+}
