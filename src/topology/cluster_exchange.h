@@ -1,8 +1,7 @@
 // What ranks exchange to learn the cluster they run on, and the description of its own node
-// each rank makes for it, as init does it (core/topo_exchange.cc: the same records, leaders and
-// descriptions): the tools reach it through the tools interface (tools_iface/tools_comm.h), so
-// that a tool shows the cluster as a communicator detects it rather than keep a copy. Init's
-// own exchange is still its copy in core/topo_exchange.cc; calling this there is the step left.
+// each rank makes for it: the one implementation, which init calls (core/topo_exchange.cc) and
+// the tools reach through the tools interface (tools_iface/tools_comm.h), so that a tool shows
+// the cluster as a communicator detects it.
 //
 // The exchange is plain data in two all-gathers, which the caller runs on its control plane
 // (this layer knows no bootstrap): first every rank's place (a fixed-size record: host name,
