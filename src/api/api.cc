@@ -220,7 +220,9 @@ strataResult_t strataCommNoteNextCall(strataComm_t comm, const char* note) {
                              " characters: at most 200");
     }
     core::Comm& c = *entry->impl;
-    c.issued(c.issuing()).noteNextCall(text);
+    core::IssueScope one(c, "strataCommNoteNextCall");
+    STRATA_RETURN_IF_ERROR(one.status());
+    c.issued(one.thread()).noteNextCall(text);
     return Status::ok();
   });
 }

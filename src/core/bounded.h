@@ -42,8 +42,9 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what);
 
 // prepare() (prepareForced() with `forced`, preparePack() with `pack`'s members; `device`:
 // for device memory) under the deadline, failing as setupFailed.
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced = nullptr,
-                                  bool device = false, std::vector<Call>* pack = nullptr);
+StatusOr<Prepared> prepareBounded(Comm& c, IssuingThread me, const Call& call,
+                                  const Forced* forced = nullptr, bool device = false,
+                                  std::vector<Call>* pack = nullptr);
 
 // The narrow view of `c` a run takes (core/run.h), on `x`'s memory.
 inline RunContext runContextOf(Comm& c, Executor& x) {

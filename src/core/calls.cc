@@ -34,12 +34,12 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
   return st;
 }
 
-StatusOr<Prepared> prepareBounded(Comm& c, const Call& call, const Forced* forced, bool device,
-                                  std::vector<Call>* pack) {
+StatusOr<Prepared> prepareBounded(Comm& c, IssuingThread me, const Call& call,
+                                  const Forced* forced, bool device, std::vector<Call>* pack) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-  StatusOr<Prepared> p = pack != nullptr     ? preparePack(c, call, std::move(*pack))
-                         : forced != nullptr ? prepareForced(c, call, *forced)
-                                             : prepare(c, call, device);
+  StatusOr<Prepared> p = pack != nullptr     ? preparePack(c, me, call, std::move(*pack))
+                         : forced != nullptr ? prepareForced(c, me, call, *forced)
+                                             : prepare(c, me, call, device);
   if (p.isOk()) return p;
   return setupFailed(c, p.status(),
                      std::string(collectiveName(call.coll)) + " #" + std::to_string(call.seq) +
@@ -75,16 +75,16 @@ bool fusable(const Comm& c, const Call& call) {
 
 // Queues a fusable nonblocking allreduce: its engine call runs the pack it heads (after the
 // agreement), or nothing when an earlier pack took it in.
-StatusOr<uint64_t> queueFusable(Comm& c, Prepared p) {
+StatusOr<uint64_t> queueFusable(Comm& c, IssuingThread me, Prepared p) {
   {
     // The plans of every pack size, made here since the runner may set nothing up: a setup
     // like prepareBounded's, bounded and failing the same way.
     deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-    const Status st = c.plans().prepareFusionPlans(c.settings().fusionBytes, c.issuing());
+    const Status st = c.plans().prepareFusionPlans(c.settings().fusionBytes, me);
     if (!st.isOk()) return setupFailed(c, st, "the fusion plans");
   }
   const Call call = p.call;
-  FusionQueue* q = &c.issued(c.issuing()).fusionQueue();
+  FusionQueue* q = &c.issued(me).fusionQueue();
   // One thread issues calls at a time (core/engine.h), so the next ticket is known here.
   const uint64_t ticket = c.engine().submitted() + 1;
   const uint64_t id = q->add(std::move(p), ticket);
@@ -123,13 +123,13 @@ StatusOr<std::vector<Place>> placeAll(const Comm& c, const std::vector<GroupCall
 
 // The host calls' units (core/fusion.h: packs cut from the call sequence alone, the same on
 // every rank; a lone call is one unit), each prepared as one call.
-StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& host,
+StatusOr<std::vector<Prepared>> prepareHost(Comm& c, IssuingThread me, const std::vector<Call>& host,
                                             const Forced* forced) {
   const size_t theta = c.size() > 1 && host.size() > 1 ? c.settings().fusionBytes : 0;
   std::vector<Prepared> units;
   for (const FusionUnit& u : fusePlan(host, theta)) {
     if (!u.pack()) {
-      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, host[u.members[0]], forced));
+      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, me, host[u.members[0]], forced));
       units.push_back(std::move(p));
       continue;
     }
@@ -139,7 +139,7 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& ho
     whole.count = u.bytes / dataTypeSize(whole.type);
     std::vector<Call> members;
     for (size_t i : u.members) members.push_back(host[i]);
-    STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, whole, nullptr, false, &members));
+    STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, me, whole, nullptr, false, &members));
     units.push_back(std::move(p));
   }
   return units;
@@ -155,8 +155,8 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, const std::vector<Call>& ho
 // Returns the host calls' engine ticket (0 when nothing was queued).
 // Step 2 of the issue path, for a group's calls or a lone one: numbers them (and compares them
 // under STRATA_CHECK), records them in the flight recorder, and stamps their issue time.
-Status numberAndRecord(Comm& c, Call* calls, size_t n) {
-  STRATA_RETURN_IF_ERROR(checkCalls(c, calls, n));
+Status numberAndRecord(Comm& c, IssuingThread me, Call* calls, size_t n) {
+  STRATA_RETURN_IF_ERROR(checkCalls(c, me, calls, n));
   for (size_t i = 0; i < n; ++i) calls[i].record = c.flightRecorder().issued(calls[i]);
   if (c.timeline() != nullptr) {
     const int64_t now = Timeline::nowNs();
@@ -165,17 +165,17 @@ Status numberAndRecord(Comm& c, Call* calls, size_t n) {
   return Status::ok();
 }
 
-// The caller holds the communicator (CallerScope) and placed the calls.
-StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
+// The caller holds the communicator (IssueScope: `me`) and placed the calls.
+StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<GroupCall>& calls,
                                const std::vector<Place>& places, const Forced* forced) {
   const bool lone = calls.size() == 1;
   const bool fuse = lone && forced == nullptr && calls[0].nonblocking &&
                     places[0] == Place::kHost && fusable(c, calls[0].call);
   if (!fuse)
-    c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
+    c.issued(me).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
   for (const GroupCall& g : calls) all.push_back(g.call);
-  STRATA_RETURN_IF_ERROR(numberAndRecord(c, all.data(), all.size()));
+  STRATA_RETURN_IF_ERROR(numberAndRecord(c, me, all.data(), all.size()));
   std::vector<Prepared> device;
   std::vector<strataStream_t> streams;
   std::vector<Call> host;
@@ -185,23 +185,23 @@ StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
       host.push_back(all[i]);
       (calls[i].nonblocking ? queued : blocks) = true;
     } else if (all[i].count > 0) {  // a device call of count 0 has nothing to order
-      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, all[i], forced, true));
+      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, me, all[i], forced, true));
       device.push_back(std::move(p));
       streams.push_back(calls[i].stream);
     }
   }
   if (!device.empty()) STRATA_RETURN_IF_ERROR(submitDevice(c, device, streams));
   if (host.empty()) return uint64_t{0};
-  STRATA_ASSIGN_OR_RETURN(std::vector<Prepared> units, prepareHost(c, host, forced));
+  STRATA_ASSIGN_OR_RETURN(std::vector<Prepared> units, prepareHost(c, me, host, forced));
   if (!queued) {
     // A communicator's calls run in call order on every rank: the queued ones first. In the
     // error state this fails fast with the first error.
-    STRATA_RETURN_IF_ERROR(c.engine().drain());
+    STRATA_RETURN_IF_ERROR(c.quiesce(me));
     STRATA_RETURN_IF_ERROR(runBounded(c, units));
     return uint64_t{0};
   }
   STRATA_RETURN_IF_ERROR(c.engine().error());
-  if (fuse) return queueFusable(c, std::move(units[0]));
+  if (fuse) return queueFusable(c, me, std::move(units[0]));
   const uint64_t ticket = queueHost(c, std::move(units));
   if (blocks) STRATA_RETURN_IF_ERROR(c.engine().wait(ticket));
   return ticket;
@@ -209,21 +209,21 @@ StatusOr<uint64_t> issuePlaced(Comm& c, const std::vector<GroupCall>& calls,
 
 StatusOr<uint64_t> issueCalls(Comm& c, const std::vector<GroupCall>& calls,
                               const Forced* forced = nullptr) {
-  CallerScope one(c.callerCheck(),
+  IssueScope one(c,
                   calls.size() == 1 ? collectiveName(calls[0].call.coll) : "group of calls");
   STRATA_RETURN_IF_ERROR(one.status());
   STRATA_ASSIGN_OR_RETURN(std::vector<Place> places, placeAll(c, calls));
-  return issuePlaced(c, calls, places, forced);
+  return issuePlaced(c, one.thread(), calls, places, forced);
 }
 
 // A lone blocking call on host buffers, the most frequent call by far: issuePlaced's steps for
 // it (a lone call is one fusion unit, run on this thread after the queued ones), without the
 // vectors a group needs. Its per-call cost is the floor of every small allreduce's latency.
-Status issueLoneHost(Comm& c, Call call, const Forced* forced) {
-  c.issued(c.issuing()).cutFusion();  // anything else ends the fusion queue's current run
-  STRATA_RETURN_IF_ERROR(numberAndRecord(c, &call, 1));
-  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, call, forced));
-  STRATA_RETURN_IF_ERROR(c.engine().drain());
+Status issueLoneHost(Comm& c, IssuingThread me, Call call, const Forced* forced) {
+  c.issued(me).cutFusion();  // anything else ends the fusion queue's current run
+  STRATA_RETURN_IF_ERROR(numberAndRecord(c, me, &call, 1));
+  STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, me, call, forced));
+  STRATA_RETURN_IF_ERROR(c.quiesce(me));
   return bounded(c, p.call, 1, [&]() {
     HostExecutor x(c.memory());
     RunContext rc = runContextOf(c, x);
@@ -233,11 +233,11 @@ Status issueLoneHost(Comm& c, Call call, const Forced* forced) {
 
 // One blocking call: placed first, so that a call on host buffers takes issueLoneHost.
 Status issueBlocking(Comm& c, const Call& call, strataStream_t stream, const Forced* forced) {
-  CallerScope one(c.callerCheck(), collectiveName(call.coll));
+  IssueScope one(c, collectiveName(call.coll));
   STRATA_RETURN_IF_ERROR(one.status());
   STRATA_ASSIGN_OR_RETURN(Place place, placeOf(c, call.send, call.recv));
-  if (place == Place::kHost) return issueLoneHost(c, call, forced);
-  return issuePlaced(c, {GroupCall{call, stream, false}}, {place}, forced).status();
+  if (place == Place::kHost) return issueLoneHost(c, one.thread(), call, forced);
+  return issuePlaced(c, one.thread(), {GroupCall{call, stream, false}}, {place}, forced).status();
 }
 
 }  // namespace
@@ -255,10 +255,10 @@ StatusOr<uint64_t> issueGroup(Comm& c, const std::vector<GroupCall>& calls) {
 }
 
 Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
-  CallerScope one(c.callerCheck(), "probe");
+  IssueScope one(c, "probe");
   STRATA_RETURN_IF_ERROR(one.status());
-  c.issued(c.issuing()).cutFusion();
-  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  c.issued(one.thread()).cutFusion();
+  STRATA_RETURN_IF_ERROR(c.quiesce(one.thread()));
   HostExecutor x(c.memory());
   STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
   const Status st = flat->probe(peer, found, source, bytes);

@@ -106,17 +106,17 @@ Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine) {
   return invalidUsage(std::move(message));
 }
 
-Status checkCalls(Comm& c, Call* calls, size_t n) {
+Status checkCalls(Comm& c, IssuingThread me, Call* calls, size_t n) {
   const bool check = c.settings().check && c.size() > 1;
   bool drained = false;
   for (size_t i = 0; i < n; ++i) {
     Call& call = calls[i];
-    IssueState& issue = c.issued(c.issuing());
+    IssueState& issue = c.issued(me);
     issue.sequence().number(call);
     if (i == 0) call.note = issue.takeNote();  // a group's note is its first call's
     if (!check || pointToPoint(call.coll)) continue;
     if (!drained) {
-      STRATA_RETURN_IF_ERROR(c.engine().drain());
+      STRATA_RETURN_IF_ERROR(c.quiesce(me));
       drained = true;
     }
     LevelGroup& flat = c.groups().flat();

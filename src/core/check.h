@@ -26,6 +26,7 @@
 
 #include "common/collective.h"
 #include "common/status.h"
+#include "core/threads.h"
 
 namespace strata::fabric {
 class Fabric;
@@ -88,6 +89,6 @@ Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine);
 // The hook the issue path (core/calls.cc) runs before preparing `calls`: numbers each call
 // (Call::seq) and, with STRATA_CHECK, drains the engine and compares each collective across
 // the ranks. Send and recv are not compared. Issuing thread only.
-Status checkCalls(Comm& c, Call* calls, size_t n);
+Status checkCalls(Comm& c, IssuingThread me, Call* calls, size_t n);
 
 }  // namespace strata::core

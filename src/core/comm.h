@@ -5,7 +5,8 @@
 //   memory()  its working memory (core/run_memory.h)                   run state
 //   device()  its GPU side (core/device_side.h)                        made by setup, used by runs
 // Which thread may touch which is said in types (core/threads.h): setup takes an IssuingThread,
-// which only issuing() hands out. No fabric sends data over a control plane that setup uses:
+// which outside Comm only an IssueScope hands out, and quiesce() is the one place that runs the
+// queued calls first. No fabric sends data over a control plane that setup uses:
 // the whole communicator's data goes over the flat group, never over its own bootstrap.
 #pragma once
 
@@ -124,8 +125,10 @@ class Comm {
   Engine& engine() { return *engine_; }
   std::shared_ptr<Engine> sharedEngine() { return engine_; }  // for requests
 
-  // The capability to set up (core/threads.h). Never from inside a running call: asserted.
-  IssuingThread issuing() const;
+  // Runs the calls queued so far (Engine::drain) and returns the first error of one: the one
+  // place that drains, before a blocking host call (calls run in issue order) and before any
+  // setup that talks to peers (a peer may be waiting in a queued call for this rank).
+  Status quiesce(IssuingThread);
   // Refuses a second thread issuing while one is (core/caller_check.h): every entry takes it.
   CallerCheck& callerCheck() { return callerCheck_; }
   // The last calls, for dumps after a hang or failure (core/flight_recorder.h).
@@ -152,6 +155,11 @@ class Comm {
   void setDevice(std::unique_ptr<DeviceState, DeviceStateDeleter> d) { device_ = std::move(d); }
 
  private:
+  friend class IssueScope;
+  // The capability to set up (core/threads.h), for init, split and destruction, and for
+  // IssueScope. Never from inside a running call: asserted.
+  IssuingThread issuing() const;
+
   Comm() = default;
   Status init(bool threadMultiple, const CreateOptions& opts);
   // Agrees on uid_ and hash_ (hash_ from rank 0's nonce; a split overrides it). Collective.
@@ -197,6 +205,21 @@ class Comm {
   // Declared last, stopped first: it runs the queued calls, which use everything above.
   // Shared with the requests of nonblocking calls, which may outlive the communicator.
   std::shared_ptr<Engine> engine_;
+};
+
+// An entry's hold on a communicator (CallerScope: one issuing thread at a time) and, once held,
+// the capability to set up that the issue path threads through prepare (core/threads.h). The
+// only way code outside Comm gets an IssuingThread.
+class IssueScope {
+ public:
+  IssueScope(Comm& c, const char* what) : c_(c), scope_(c.callerCheck(), what) {}
+  // Not ok: another thread is inside a call on the communicator (thread() must not be asked).
+  const Status& status() const { return scope_.status(); }
+  IssuingThread thread() const { return c_.issuing(); }
+
+ private:
+  Comm& c_;
+  CallerScope scope_;
 };
 
 }  // namespace strata::core

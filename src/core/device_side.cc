@@ -28,7 +28,7 @@ namespace strata::core {
 
 StatusOr<Place> placeOf(const Comm&, const void*, const void*) { return Place::kHost; }
 
-Status setUpDevice(Comm&, const Call&, const std::vector<LevelGroup*>&) {
+Status setUpDevice(Comm&, IssuingThread, const Call&, const std::vector<LevelGroup*>&) {
   return internalError("a device call in a build without CUDA");
 }
 
@@ -180,12 +180,13 @@ Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
 
 }  // namespace
 
-Status setUpDevice(Comm& c, const Call& call, const std::vector<LevelGroup*>& groups) {
+Status setUpDevice(Comm& c, IssuingThread me, const Call& call,
+                   const std::vector<LevelGroup*>& groups) {
   // Decided from the call alone, the same on every rank: never from local state.
   if (c.device() != nullptr && c.device()->prepared.count(keyOf(call)) != 0) return Status::ok();
   // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
   // queued calls first.
-  STRATA_RETURN_IF_ERROR(c.engine().drain());
+  STRATA_RETURN_IF_ERROR(c.quiesce(me));
   STRATA_RETURN_IF_ERROR(
       boot::agree(c.bootstrap(), c.device() != nullptr ? Status::ok() : makeState(c)));
   STRATA_RETURN_IF_ERROR(ensureDeviceFabrics(c, groups));

@@ -30,7 +30,8 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
 // (collective, count, type), the device state when there is none, then the device fabric of
 // every group in `groups` (the call's program's) that has none, after the calls already
 // queued ran (NCCL's init must not meet a gated stream). Collective, issuing thread.
-Status setUpDevice(Comm& c, const Call& call, const std::vector<LevelGroup*>& groups);
+Status setUpDevice(Comm& c, IssuingThread me, const Call& call,
+                   const std::vector<LevelGroup*>& groups);
 
 // Runs `calls` (prepared for device memory by the issue path, core/calls.cc, each of count > 0)
 // on device buffers (one call, or a group's device calls on this communicator: run.h runGroup),

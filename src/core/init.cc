@@ -109,6 +109,8 @@ Status Comm::assignUid() {
   return Status::ok();
 }
 
+Status Comm::quiesce(IssuingThread) { return engine_->drain(); }
+
 IssuingThread Comm::issuing() const {
   // Setup inside a running call would change what other queued calls' programs point to, and
   // talk to peers that are inside the same call: never.
@@ -159,7 +161,7 @@ void Comm::bindOwners() {
   sc.settings = &settings_;
   sc.fabrics = &fabricOptions_;
   sc.cost = &costParams_;
-  sc.quiesce = [engine = engine_.get()] { return engine->drain(); };
+  sc.quiesce = [this] { return quiesce(issuing()); };
   sc.rank = rank_;
   sc.size = size_;
   sc.hash = hash_;
@@ -195,7 +197,7 @@ Comm::~Comm() {
   // calls that failed, or by strataCommGetAsyncError. In the error state (or after it, once
   // drained) the peers may be anywhere: free only what is local, as an abort does.
   if (engine_) {
-    (void)engine_->drain();
+    (void)quiesce(issuing());
     if (!aborted_.load() && !engine_->error().isOk()) abandon();
     engine_->stop();
   }

@@ -110,9 +110,8 @@ StatusOr<Program> allReduceProgram(const LowerContext& lc, const Call& k, bool i
 // pass gathers its columns of every rank's block into scratch (rank j's at its block position),
 // runs its steps there, and copies this rank's block (reduce-scatter) or every block
 // (all-gather) out. `forced`: the form a tool forces (null: the plan book's).
-Program blocksProgram(Comm& c, const LowerContext& lc, const Call& k, bool inPlace,
-                      const plan::BlockForm* forced = nullptr) {
-  const IssuingThread me = c.issuing();
+Program blocksProgram(Comm& c, IssuingThread me, const LowerContext& lc, const Call& k,
+                      bool inPlace, const plan::BlockForm* forced = nullptr) {
   Program prog;
   if (k.count == 0) return prog;
   Lowering low(prog, lc, k.type, k.op);
@@ -180,8 +179,8 @@ Program blocksProgram(Comm& c, const LowerContext& lc, const Call& k, bool inPla
 // own level groups. The broadcast works in recvbuff (the root first copies sendbuff there); the
 // reduce in recvbuff on the root and scratch elsewhere, reading sendbuff on its first step.
 // strataAvg is summed; the root divides its result once.
-Program rootedProgram(Comm& c, const LowerContext& lc, const Call& k, bool inPlace) {
-  const IssuingThread me = c.issuing();
+Program rootedProgram(Comm& c, IssuingThread me, const LowerContext& lc, const Call& k,
+                      bool inPlace) {
   Program prog;
   if (k.count == 0) return prog;
   Lowering low(prog, lc, k.type, k.op);
@@ -236,8 +235,8 @@ bool inPlaceOf(const Call& call, int rank) {
   return call.send == call.recv;
 }
 
-StatusOr<Program> make(Comm& c, const LowerContext& lc, const Call& call, bool inPlace) {
-  const IssuingThread me = c.issuing();
+StatusOr<Program> make(Comm& c, IssuingThread me, const LowerContext& lc, const Call& call,
+                       bool inPlace) {
   const size_t ts = dataTypeSize(call.type);
   Program made;
   switch (call.coll) {
@@ -247,10 +246,10 @@ StatusOr<Program> make(Comm& c, const LowerContext& lc, const Call& call, bool i
       });
     case Collective::kReduceScatter:
     case Collective::kAllGather:
-      return blocksProgram(c, lc, call, inPlace);
+      return blocksProgram(c, me, lc, call, inPlace);
     case Collective::kBroadcast:
     case Collective::kReduce:
-      return rootedProgram(c, lc, call, inPlace);
+      return rootedProgram(c, me, lc, call, inPlace);
     case Collective::kSend:
     case Collective::kRecv: {
       made.shape = Shape::kPeer;
@@ -267,8 +266,7 @@ StatusOr<Program> make(Comm& c, const LowerContext& lc, const Call& call, bool i
 
 }  // namespace
 
-StatusOr<Prepared> prepare(Comm& c, const Call& call, bool device) {
-  const IssuingThread me = c.issuing();
+StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool device) {
   Prepared p;
   p.call = call;
   const bool rooted = call.coll == Collective::kBroadcast || call.coll == Collective::kReduce;
@@ -283,18 +281,18 @@ StatusOr<Prepared> prepare(Comm& c, const Call& call, bool device) {
   ProgramCache& cache = c.plans().programs(me);
   if (!(p.program = cache.find(key))) {
     const LowerContext lc = lowerContextOf(c, device);
-    STRATA_ASSIGN_OR_RETURN(Program made, make(c, lc, call, inPlace));
+    STRATA_ASSIGN_OR_RETURN(Program made, make(c, me, lc, call, inPlace));
     p.program = cache.add(key, std::move(made));
   }
   // A device program's groups get their device fabrics, collectively (core/device_side.h), on
   // the first call of its kind: asked on a cache hit too, since the program cache's keys may
   // differ between ranks (inPlace), the device side's do not.
-  if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, call, groupsOf(c, *p.program)));
+  if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, groupsOf(c, *p.program)));
   return p;
 }
 
-StatusOr<Prepared> preparePack(Comm& c, const Call& pack, std::vector<Call> members) {
-  const IssuingThread me = c.issuing();
+StatusOr<Prepared> preparePack(Comm& c, IssuingThread me, const Call& pack,
+                               std::vector<Call> members) {
   Prepared p;
   p.call = pack;
   p.fused = std::move(members);
@@ -315,8 +313,8 @@ StatusOr<Prepared> preparePack(Comm& c, const Call& pack, std::vector<Call> memb
   return p;
 }
 
-StatusOr<Prepared> prepareForced(Comm& c, const Call& call, const Forced& forced) {
-  const IssuingThread me = c.issuing();
+StatusOr<Prepared> prepareForced(Comm& c, IssuingThread me, const Call& call,
+                                 const Forced& forced) {
   Prepared p;
   p.call = call;
   const LowerContext lc = lowerContextOf(c, false);
@@ -330,7 +328,7 @@ StatusOr<Prepared> prepareForced(Comm& c, const Call& call, const Forced& forced
                                                      return c.plans().forPlan(plan, me);
                                                    }));
   } else if (call.coll == Collective::kReduceScatter || call.coll == Collective::kAllGather) {
-    made = blocksProgram(c, lc, call, inPlace, &forced.blocks);
+    made = blocksProgram(c, me, lc, call, inPlace, &forced.blocks);
   } else {
     return internalError(std::string("nothing to force for a ") + collectiveName(call.coll));
   }

@@ -28,10 +28,11 @@ LowerContext lowerContextOf(Comm& c, bool device);
 
 // The call's program, from the cache of its shape or made now. Collective on the first call
 // that needs a plan or group (and, for device memory, device fabrics). Issuing thread only.
-StatusOr<Prepared> prepare(Comm& c, const Call& call, bool device = false);
+StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool device = false);
 // A fusion pack cut from a group's calls (core/fusion.h): `pack` is the allreduce of the whole
 // pack, in the fusion buffer; `members` its calls, in pack order. Issuing thread only.
-StatusOr<Prepared> preparePack(Comm& c, const Call& pack, std::vector<Call> members);
+StatusOr<Prepared> preparePack(Comm& c, IssuingThread me, const Call& pack,
+                               std::vector<Call> members);
 // What a tool forces instead of the planner's or the plan file's choice (strata-tune and the plan
 // tests): an allreduce's plan for every pass, or a reduce-scatter's or all-gather's form. Every
 // rank must force the same.
@@ -41,7 +42,8 @@ struct Forced {
 };
 // The call under `forced`; its program is made for this call alone (not cached under the call's
 // shape, where the planner's own would be found).
-StatusOr<Prepared> prepareForced(Comm& c, const Call& call, const Forced& forced);
+StatusOr<Prepared> prepareForced(Comm& c, IssuingThread me, const Call& call,
+                                 const Forced& forced);
 // The program of a fusion pack agreed at run time (core/fusion_queue.h), under the plans
 // PlanBook::prepareFusionPlans made beforehand: pure lowering that sets nothing up, so the
 // runner may call it. The one program not made on the issuing thread: which calls a pack holds

@@ -3,8 +3,10 @@
 // A communicator has two kinds of state:
 // - setup state (its groups and fabrics, its plans and schedules, its call numbering and
 //   fusion queue): made and changed only by the issuing thread, outside any running call, and
-//   collectively. Every function that may make or change it takes an IssuingThread, which only
-//   Comm::issuing() hands out, and which asserts it is not asked from inside a running call;
+//   collectively. Every function that may make or change it takes an IssuingThread, which code
+//   outside Comm gets only from an IssueScope (core/comm.h: an entry's hold on the
+//   communicator, one thread at a time) and which asserts it is not asked from inside a
+//   running call; the issue path threads it from the entry down through prepare;
 // - run state (core/run_memory.h): used by whichever thread runs the communicator's calls, one
 //   call at a time (core/engine.h serialises them), reached through the executor.
 // Running calls read setup state only through the pointers their program holds (core/program.h),

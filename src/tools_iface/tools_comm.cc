@@ -33,7 +33,9 @@ class CommTools final : public ToolsComm {
   }
 
   Status preparePlan(const plan::Plan& p) override {
-    return c_.plans().forPlan(p, c_.issuing()).status();
+    core::IssueScope one(c_, "preparePlan");
+    STRATA_RETURN_IF_ERROR(one.status());
+    return c_.plans().forPlan(p, one.thread()).status();
   }
 
   Status allReduceWithPlan(const plan::Plan& p, const void* send, void* recv, size_t count,

@@ -273,3 +273,30 @@ TEST_CASE("the Comm check itself sees a Comm parameter and a comm.h reached", "[
       reachable(fs::path(STRATA_SOURCE_DIR) / "src", "core/calls.cc");
   CHECK(fromCalls.count("core/comm.h") == 1);
 }
+
+TEST_CASE("one place drains the engine: Comm::quiesce", "[layering]") {
+  // Every blocking host call and every collective setup runs the queued calls first; doing it
+  // in one function (core/comm.h: quiesce, which takes an IssuingThread) keeps that rule in one
+  // place. Any other `drain()` call outside the engine is a second place.
+  const fs::path src = fs::path(STRATA_SOURCE_DIR) / "src";
+  std::vector<std::string> callers;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string rel = fs::relative(entry.path(), src).string();
+    if (rel == "core/engine.h" || rel == "core/engine.cc") continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.find("//") != std::string::npos) line = line.substr(0, line.find("//"));
+      if (line.find(".drain()") != std::string::npos ||
+          line.find("->drain()") != std::string::npos) {
+        callers.push_back(rel + ":" + std::to_string(n));
+      }
+    }
+  }
+  std::string where;
+  for (const std::string& c : callers) where += " " + c;
+  INFO("drain() called at:" << where);
+  REQUIRE(callers.size() == 1);
+  CHECK(callers[0].rfind("core/init.cc:", 0) == 0);
+}
