@@ -22,13 +22,14 @@ namespace strata::core {
 // `groupSize` > 1 adds "(a group of N calls)".
 std::string callContext(const Comm& c, const Call& first, size_t groupSize);
 
-// Runs `body` under the communicator's deadline, on whichever thread runs it. Any failure
+// Runs `body(RunningCall)` under the communicator's deadline, on whichever thread runs it (the
+// token is its hold on the communicator's run state, core/threads.h). Any failure
 // while running means the ranks may now be at different points: it puts the communicator in
 // its error state, with the context of `first` (the call, or a group's first call).
 template <typename Body>
 Status bounded(Comm& c, const Call& first, size_t calls, Body body) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-  Status st = body();
+  Status st = body(RunningCall());
   if (st.isOk()) return st;
   st = st.withContext(callContext(c, first, calls));
   c.failHere(st);

@@ -50,8 +50,8 @@ namespace {
 
 // Prepared host calls (one, or a group's units), on a HostExecutor, bounded.
 Status runBounded(Comm& c, const std::vector<Prepared>& calls) {
-  return bounded(c, calls[0].call, calls.size(), [&]() {
-    HostExecutor x(c.memory());
+  return bounded(c, calls[0].call, calls.size(), [&](RunningCall running) {
+    HostExecutor x(c.memory(running));
     RunContext rc = runContextOf(c, x);
     return calls.size() == 1 ? run(rc, calls[0]) : runGroup(rc, calls);
   });
@@ -96,8 +96,8 @@ StatusOr<uint64_t> queueFusable(Comm& c, IssuingThread me, Prepared p) {
   pc.lower = lowerContextOf(c, false);
   const uint64_t got = c.engine().submit([&c, q, id, call, pc](const Status& earlier) -> Status {
     if (!earlier.isOk()) return earlier;
-    return bounded(c, call, 1, [&]() {
-      HostExecutor x(c.memory());
+    return bounded(c, call, 1, [&](RunningCall running) {
+      HostExecutor x(c.memory(running));
       RunContext rc = runContextOf(c, x);
       return q->run(rc, pc, id);
     });
@@ -153,6 +153,37 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, IssuingThread me, const std
 //      thread after the queued ones when all are blocking, else queued on the engine (a lone
 //      fusable nonblocking allreduce through the fusion queue), waited for when any blocks.
 // Returns the host calls' engine ticket (0 when nothing was queued).
+// The hook the issue path (core/calls.cc) runs before preparing `calls`: numbers each call
+// (Call::seq) and, with STRATA_CHECK, drains the engine and compares each collective across
+// the ranks. Send and recv are not compared. Issuing thread only.
+Status checkCalls(Comm& c, IssuingThread me, Call* calls, size_t n) {
+  const bool check = c.settings().check && c.size() > 1;
+  bool drained = false;
+  for (size_t i = 0; i < n; ++i) {
+    Call& call = calls[i];
+    IssueState& issue = c.issued(me);
+    issue.sequence().number(call);
+    if (i == 0) call.note = issue.takeNote();  // a group's note is its first call's
+    if (!check || pointToPoint(call.coll)) continue;
+    if (!drained) {
+      STRATA_RETURN_IF_ERROR(c.quiesce(me));
+      drained = true;
+    }
+    LevelGroup& flat = c.groups().flat();
+    if (!flat.fabric) return internalError("STRATA_CHECK: the communicator has no flat fabric");
+    // Under the communicator's deadline: a rank that skipped the call never joins. A timeout
+    // (unlike a mismatch, which every rank detects together) leaves the ranks at different
+    // points, so it puts the communicator in its error state.
+    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
+    Status st =
+        compareCalls(*flat.fabric, CallDescriptor::of(call, call.seq, c.settings().checkSites));
+    if (!st.isOk() && st.code() != Code::kInvalidUsage) c.engine().fail(st);
+    STRATA_RETURN_IF_ERROR(st);
+  }
+  return Status::ok();
+}
+
+
 // Step 2 of the issue path, for a group's calls or a lone one: numbers them (and compares them
 // under STRATA_CHECK), records them in the flight recorder, and stamps their issue time.
 Status numberAndRecord(Comm& c, IssuingThread me, Call* calls, size_t n) {
@@ -224,8 +255,8 @@ Status issueLoneHost(Comm& c, IssuingThread me, Call call, const Forced* forced)
   STRATA_RETURN_IF_ERROR(numberAndRecord(c, me, &call, 1));
   STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, me, call, forced));
   STRATA_RETURN_IF_ERROR(c.quiesce(me));
-  return bounded(c, p.call, 1, [&]() {
-    HostExecutor x(c.memory());
+  return bounded(c, p.call, 1, [&](RunningCall running) {
+    HostExecutor x(c.memory(running));
     RunContext rc = runContextOf(c, x);
     return run(rc, p);
   });
@@ -259,8 +290,9 @@ Status probe(Comm& c, int peer, bool* found, int* source, size_t* bytes) {
   STRATA_RETURN_IF_ERROR(one.status());
   c.issued(one.thread()).cutFusion();
   STRATA_RETURN_IF_ERROR(c.quiesce(one.thread()));
-  HostExecutor x(c.memory());
-  STRATA_ASSIGN_OR_RETURN(fabric::Fabric * flat, x.fabricOf(c.groups().flat()));
+  LevelGroup& group = c.groups().flat();
+  if (!group.fabric) return internalError("probe: the communicator has no flat fabric");
+  fabric::Fabric* flat = group.fabric.get();
   const Status st = flat->probe(peer, found, source, bytes);
   if (st.isOk() || st.code() == Code::kInvalidUsage) return st;
   const Status failed = st.withContext("probe on rank " + std::to_string(c.rank()) + " of " +

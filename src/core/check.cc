@@ -9,7 +9,6 @@
 
 #include "common/datatype.h"
 #include "common/deadline.h"
-#include "core/comm.h"
 #include "fabrics/fabric.h"
 
 namespace strata::core {
@@ -104,33 +103,6 @@ Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine) {
   }
   // The C boundary logs it (api/guard.h); logged here too it would show twice.
   return invalidUsage(std::move(message));
-}
-
-Status checkCalls(Comm& c, IssuingThread me, Call* calls, size_t n) {
-  const bool check = c.settings().check && c.size() > 1;
-  bool drained = false;
-  for (size_t i = 0; i < n; ++i) {
-    Call& call = calls[i];
-    IssueState& issue = c.issued(me);
-    issue.sequence().number(call);
-    if (i == 0) call.note = issue.takeNote();  // a group's note is its first call's
-    if (!check || pointToPoint(call.coll)) continue;
-    if (!drained) {
-      STRATA_RETURN_IF_ERROR(c.quiesce(me));
-      drained = true;
-    }
-    LevelGroup& flat = c.groups().flat();
-    if (!flat.fabric) return internalError("STRATA_CHECK: the communicator has no flat fabric");
-    // Under the communicator's deadline: a rank that skipped the call never joins. A timeout
-    // (unlike a mismatch, which every rank detects together) leaves the ranks at different
-    // points, so it puts the communicator in its error state.
-    deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
-    Status st =
-        compareCalls(*flat.fabric, CallDescriptor::of(call, call.seq, c.settings().checkSites));
-    if (!st.isOk() && st.code() != Code::kInvalidUsage) c.engine().fail(st);
-    STRATA_RETURN_IF_ERROR(st);
-  }
-  return Status::ok();
 }
 
 }  // namespace strata::core

@@ -26,7 +26,6 @@
 
 #include "common/collective.h"
 #include "common/status.h"
-#include "core/threads.h"
 
 namespace strata::fabric {
 class Fabric;
@@ -34,7 +33,6 @@ class Fabric;
 
 namespace strata::core {
 
-class Comm;
 
 // What a rank compares: the collective's number on the communicator and what it asks for. Op
 // and root are -1 where the collective has none, so that an unused field never differs.
@@ -86,9 +84,5 @@ class CallSequence {
 // an equal descriptor, else invalidUsage with mismatchMessage() on every rank. Collective.
 Status compareCalls(fabric::Fabric& flat, const CallDescriptor& mine);
 
-// The hook the issue path (core/calls.cc) runs before preparing `calls`: numbers each call
-// (Call::seq) and, with STRATA_CHECK, drains the engine and compares each collective across
-// the ranks. Send and recv are not compared. Issuing thread only.
-Status checkCalls(Comm& c, IssuingThread me, Call* calls, size_t n);
 
 }  // namespace strata::core

@@ -2,7 +2,7 @@
 //   groups()  its stage groups and fabrics (core/group_table.h)        setup state
 //   plans()   its plans, forms and schedules (core/plan_book.h)        setup state
 //   issued()  its call numbering and fusion queue (below)              setup state
-//   memory()  its working memory (core/run_memory.h)                   run state
+//   memory()  its working memory (core/run_memory.h)                   run state (RunningCall)
 //   device()  its GPU side (core/device_side.h)                        made by setup, used by runs
 // Which thread may touch which is said in types (core/threads.h): setup takes an IssuingThread,
 // which outside Comm only an IssueScope hands out, and quiesce() is the one place that runs the
@@ -150,7 +150,7 @@ class Comm {
   PlanBook& plans() { return plans_; }
   const PlanBook& plans() const { return plans_; }
   IssueState& issued(IssuingThread) { return issued_; }
-  RunMemory& memory() { return memory_; }
+  RunMemory& memory(RunningCall) { return memory_; }
   DeviceState* device() { return device_.get(); }
   void setDevice(std::unique_ptr<DeviceState, DeviceStateDeleter> d) { device_ = std::move(d); }
 
@@ -178,6 +178,8 @@ class Comm {
   // Hands the owners what they read of this communicator (core/setup_context.h), once its
   // identity, settings, options and engine exist.
   void bindOwners();
+  // What the owners and the timeline read of this communicator (core/setup_context.h).
+  SetupContext setupContext();
 
   // Declared first, destroyed last: everything below may use the control plane.
   std::unique_ptr<boot::Bootstrap> boot_;

@@ -84,11 +84,11 @@ void logInitComplete(const Comm& c, double milliseconds) {
               milliseconds);
 }
 
-std::string rankFilePath(const std::string& pattern, const Comm& c) {
+std::string rankFilePath(const std::string& pattern, int rank, const std::string& hostName) {
   std::string withRank;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
-      withRank += std::to_string(c.rank());
+      withRank += std::to_string(rank);
       ++i;
     } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') {
       withRank += "%%";  // left for the expansion below
@@ -97,7 +97,7 @@ std::string rankFilePath(const std::string& pattern, const Comm& c) {
       withRank += pattern[i];
     }
   }
-  return detail::expandLogFilePattern(withRank, c.settings().hostName, static_cast<long>(getpid()));
+  return detail::expandLogFilePattern(withRank, hostName, static_cast<long>(getpid()));
 }
 
 }  // namespace strata::core

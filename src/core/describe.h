@@ -19,7 +19,8 @@ void logInitComplete(const Comm& c, double milliseconds);
 std::string hashText(uint64_t hash);
 
 // A per-rank file's path from a pattern (STRATA_FLIGHT_RECORDER_FILE, STRATA_TRACE): as
-// STRATA_DEBUG_FILE's (%h host, %p pid, %% a percent sign), plus %r, the rank in `c`.
-std::string rankFilePath(const std::string& pattern, const Comm& c);
+// STRATA_DEBUG_FILE's (%h host, %p pid, %% a percent sign), plus %r, `rank` (the rank in its
+// communicator); %h is `hostName` (Settings::hostName).
+std::string rankFilePath(const std::string& pattern, int rank, const std::string& hostName);
 
 }  // namespace strata::core

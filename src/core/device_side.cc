@@ -164,7 +164,7 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
 // Runs prepared calls on device buffers; the results are in place at return. Bounded, named
 // and failing into the error state like the host calls (core/bounded.h).
 Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
-  return bounded(c, calls[0].call, calls.size(), [&]() -> Status {
+  return bounded(c, calls[0].call, calls.size(), [&](RunningCall) -> Status {
     DeviceState& d = *c.device();
     STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
     DeviceExecutor x(d);

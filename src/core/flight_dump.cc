@@ -99,7 +99,7 @@ Status dumpFlightRecorder(Comm& c, const std::string& reason, bool reasonLogged)
                 c.rank(), flightSummary(calls, 8).c_str());
     return Status::ok();
   }
-  const std::string path = rankFilePath(pattern, c);
+  const std::string path = rankFilePath(pattern, c.rank(), c.settings().hostName);
   const std::string line = flightJson(c, calls, reason) + "\n";
   FILE* f = std::fopen(path.c_str(), "a");
   if (f == nullptr) {

@@ -154,7 +154,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   return openTimeline();
 }
 
-void Comm::bindOwners() {
+SetupContext Comm::setupContext() {
   SetupContext sc;
   sc.boot = boot_.get();
   sc.hierarchy = &hierarchy_;
@@ -165,8 +165,12 @@ void Comm::bindOwners() {
   sc.rank = rank_;
   sc.size = size_;
   sc.hash = hash_;
-  groups_.bind(sc);
-  plans_.bind(std::move(sc));
+  return sc;
+}
+
+void Comm::bindOwners() {
+  groups_.bind(setupContext());
+  plans_.bind(setupContext());
 }
 
 Status Comm::noteOversubscription() {
@@ -184,7 +188,7 @@ Status Comm::noteOversubscription() {
 
 Status Comm::openTimeline() {
   StatusOr<std::unique_ptr<Timeline>> t =
-      Timeline::open(*this, settings_.tracePattern, settings_.nvtx && nvtx::attached());
+      Timeline::open(setupContext(), settings_.tracePattern, settings_.nvtx && nvtx::attached());
   // One rank's unwritable path fails every rank's init: the others would trace alone.
   STRATA_RETURN_IF_ERROR(boot::agree(*boot_, t.status()));
   timeline_ = t.take();

@@ -15,7 +15,6 @@
 
 #include "common/datatype.h"
 #include "common/log.h"
-#include "core/comm.h"
 #include "core/describe.h"
 #include "topology/node_topology.h"
 
@@ -94,12 +93,12 @@ int64_t Timeline::nowNs() {
       .count();
 }
 
-StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& pattern, bool nvtx) {
+StatusOr<std::unique_ptr<Timeline>> Timeline::open(const SetupContext& c, const std::string& pattern, bool nvtx) {
   if (pattern.empty() && !nvtx) return std::unique_ptr<Timeline>();
   std::unique_ptr<Timeline> t(new Timeline());
-  t->rank_ = c.rank();
+  t->rank_ = c.rank;
   t->nvtx_ = nvtx;
-  const topo::Hierarchy& h = c.hierarchy();
+  const topo::Hierarchy& h = (*c.hierarchy);
   for (int l = 0; l < h.numLevels(); ++l) {
     t->levelNames_.push_back(nlohmann::json(h.level(l).name).dump());
   }
@@ -107,12 +106,12 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
     STRATA_INFO(kSubsysInit,
                 "commHash %s NVTX ranges in the \"strata\" domain (a tool collects "
                 "NVTX; STRATA_NVTX=0 turns them off)",
-                hashText(c.hash()).c_str());
+                hashText(c.hash).c_str());
     return t;
   }
   double offsetUs = 0, errorUs = 0;
-  STRATA_RETURN_IF_ERROR(measureOffset(c.bootstrap(), &offsetUs, &errorUs));
-  t->path_ = claimPath(rankFilePath(pattern, c));
+  STRATA_RETURN_IF_ERROR(measureOffset((*c.boot), &offsetUs, &errorUs));
+  t->path_ = claimPath(rankFilePath(pattern, c.rank, c.settings->hostName));
   t->file_ = std::fopen(t->path_.c_str(), "w");
   if (t->file_ == nullptr) {
     return systemError("STRATA_TRACE " + t->path_ + ": cannot write: " + std::strerror(errno));
@@ -149,8 +148,8 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
       flat = {{"linkGBps", e["linkGBps"]}, {"link", e["link"]}};
     }
   }
-  const int r = c.rank();
-  const std::string host = c.settings().hostName;
+  const int r = c.rank;
+  const std::string host = c.settings->hostName;
   std::string head = "[\n";
   head +=
       metadata("process_name", r, 0, {{"name", "rank " + std::to_string(r) + " (" + host + ")"}})
@@ -160,9 +159,9 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
   head += ",\n" + metadata("thread_name", r, kFlightTid, {{"name", "in flight"}}).dump();
   head += ",\n" + metadata("strata", r, 0,
                            {{"rank", r},
-                            {"size", c.size()},
+                            {"size", c.size},
                             {"host", host},
-                            {"commHash", hashText(c.hash())},
+                            {"commHash", hashText(c.hash)},
                             {"clockOffsetUs", offsetUs},
                             {"clockErrorUs", errorUs},
                             {"levels", std::move(levels)},
@@ -173,7 +172,7 @@ StatusOr<std::unique_ptr<Timeline>> Timeline::open(Comm& c, const std::string& p
   }
   t->writer_ = std::thread([p = t.get()] { p->writerLoop(); });
   STRATA_INFO(kSubsysInit, "commHash %s timeline to %s (clock offset %.1f us +- %.1f us)",
-              hashText(c.hash()).c_str(), t->path_.c_str(), offsetUs, errorUs);
+              hashText(c.hash).c_str(), t->path_.c_str(), offsetUs, errorUs);
   return t;
 }
 

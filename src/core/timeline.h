@@ -38,11 +38,11 @@
 #include "common/collective.h"
 #include "common/status.h"
 #include "core/nvtx.h"
+#include "core/setup_context.h"
 #include "fabrics/fabric.h"
 
 namespace strata::core {
 
-class Comm;
 
 struct TimelineEvent {
   // In this order the NVTX categories (core/nvtx.cc), 1-based.
@@ -75,7 +75,8 @@ class Timeline final : public fabric::SpanSink {
   // STRATA_TRACE setting being set (checked at init). With `nvtx`, the spans are also NVTX
   // ranges; with `nvtx` and no pattern the timeline is local and writes nothing. Null when
   // neither is wanted.
-  static StatusOr<std::unique_ptr<Timeline>> open(Comm& c, const std::string& pattern, bool nvtx);
+  static StatusOr<std::unique_ptr<Timeline>> open(const SetupContext& c, const std::string& pattern,
+                                                  bool nvtx);
   ~Timeline();  // writes what is left, closes the array, stops the writer
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
