@@ -55,11 +55,6 @@ std::string describeComm(const Comm& c) {
   return out.str();
 }
 
-std::string hashText(uint64_t hash) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%016" PRIx64, hash);
-  return text;
-}
 
 void logInitStart(const Comm& c, const std::string& origin) {
   STRATA_INFO(kSubsysInit,
@@ -82,22 +77,6 @@ void logInitComplete(const Comm& c, double milliseconds) {
   STRATA_INFO(kSubsysInit, "comm %p rank %d nranks %d commHash %s - Init COMPLETE in %.1f ms",
               static_cast<const void*>(&c), c.rank(), c.size(), hashText(c.hash()).c_str(),
               milliseconds);
-}
-
-std::string rankFilePath(const std::string& pattern, int rank, const std::string& hostName) {
-  std::string withRank;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
-      withRank += std::to_string(rank);
-      ++i;
-    } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') {
-      withRank += "%%";  // left for the expansion below
-      ++i;
-    } else {
-      withRank += pattern[i];
-    }
-  }
-  return detail::expandLogFilePattern(withRank, hostName, static_cast<long>(getpid()));
 }
 
 }  // namespace strata::core

@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "common/log.h"
-#include "common/strings.h"
 #include "core/comm.h"
 #include "core/flight_dump.h"
 
@@ -115,16 +114,6 @@ Status install(int signo) {
 }
 
 }  // namespace
-
-StatusOr<int> parseDumpSignal(const std::string& value) {
-  std::string v = lower(trim(value));
-  if (v.empty()) return 0;
-  if (v.rfind("sig", 0) == 0) v = v.substr(3);
-  if (v == "usr1") return SIGUSR1;
-  if (v == "usr2") return SIGUSR2;
-  return invalidArgument("STRATA_FLIGHT_RECORDER_SIGNAL=" + value +
-                         ": expected USR1 or USR2 (or SIGUSR1, SIGUSR2)");
-}
 
 Status watchDumpSignal(Comm& c, int signo) {
   if (signo == 0) return Status::ok();

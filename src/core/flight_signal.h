@@ -21,15 +21,11 @@
 #include <string>
 
 #include "common/status.h"
+#include "core/settings.h"
 
 namespace strata::core {
 
 class Comm;
-
-// The signal number of a STRATA_FLIGHT_RECORDER_SIGNAL value: USR1, USR2, SIGUSR1 or SIGUSR2
-// (any case); 0 for "" (off). Other values are refused: strata takes no signal an
-// application or MPI may use for itself.
-StatusOr<int> parseDumpSignal(const std::string& value);
 
 // Registers `c` to be dumped on `signo` (installing the handler and starting the thread on the
 // first call). A process takes one signal: a second, different one is refused.

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/log.h"
-#include "core/describe.h"
+#include "core/names.h"
 #include "fabrics/registry.h"
 
 namespace strata::core {

@@ -9,7 +9,7 @@
 
 #include "common/log.h"
 #include "common/units.h"
-#include "core/describe.h"
+#include "core/names.h"
 #include "decompose/planner.h"
 
 namespace strata::core {

@@ -1,11 +1,12 @@
 #include "core/settings.h"
 
 #include <algorithm>
+#include <csignal>
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/units.h"
-#include "core/flight_signal.h"
 #include "topology/detect.h"
 
 namespace strata::core {
@@ -230,6 +231,16 @@ std::string settingsDisagreement(const std::vector<std::string>& all) {
     }
   }
   return "";
+}
+
+StatusOr<int> parseDumpSignal(const std::string& value) {
+  std::string v = lower(trim(value));
+  if (v.empty()) return 0;
+  if (v.rfind("sig", 0) == 0) v = v.substr(3);
+  if (v == "usr1") return SIGUSR1;
+  if (v == "usr2") return SIGUSR2;
+  return invalidArgument("STRATA_FLIGHT_RECORDER_SIGNAL=" + value +
+                         ": expected USR1 or USR2 (or SIGUSR1, SIGUSR2)");
 }
 
 }  // namespace strata::core

@@ -72,4 +72,9 @@ std::string agreedValues(const Settings& s);
 // differs, rank 0's value and the first rank's that differs; empty when all agree.
 std::string settingsDisagreement(const std::vector<std::string>& all);
 
+// The signal number of a STRATA_FLIGHT_RECORDER_SIGNAL value: USR1, USR2, SIGUSR1 or SIGUSR2
+// (any case); 0 for "" (off). Other values are refused: strata takes no signal an
+// application or MPI may use for itself.
+StatusOr<int> parseDumpSignal(const std::string& value);
+
 }  // namespace strata::core

@@ -15,7 +15,7 @@
 
 #include "common/datatype.h"
 #include "common/log.h"
-#include "core/describe.h"
+#include "core/names.h"
 #include "topology/node_topology.h"
 
 namespace strata::core {

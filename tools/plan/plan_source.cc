@@ -13,6 +13,7 @@
 #include "topo_levels.h"
 #include "topology/link_model.h"
 #include "topology/topo_file.h"
+#include "world_comm.h"
 
 namespace strata::tools {
 namespace {
@@ -149,14 +150,7 @@ LiveJob::~LiveJob() {
 }
 
 Status LiveJob::initComm() {
-  strataComm_t comm = nullptr;
-  const strataResult_t r = strataCommInitMPI(&comm, MPI_COMM_WORLD);
-  if (r != strataSuccess) {
-    return Status(static_cast<Code>(r), std::string("strataCommInitMPI failed: ") +
-                                            strataGetErrorString(r) + ": " +
-                                            strataGetLastError(nullptr));
-  }
-  comm_ = comm;
+  STRATA_ASSIGN_OR_RETURN(comm_, tools::worldComm());
   return Status::ok();
 }
 

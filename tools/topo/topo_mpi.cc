@@ -9,6 +9,7 @@
 #include "common/mpi_check.h"
 #include "strata/strata_mpi.h"
 #include "tools_iface/tools_comm.h"
+#include "world_comm.h"
 
 namespace strata::tools {
 namespace {
@@ -32,13 +33,7 @@ StatusOr<std::string> describeByLibrary(strataComm_t comm) {
 // its init gathers it (the tools interface's gatherCluster). Collective; fails on every rank
 // together.
 StatusOr<std::pair<std::string, topo::GatheredCluster>> askLibrary() {
-  strataComm_t comm = nullptr;
-  const strataResult_t r = strataCommInitMPI(&comm, MPI_COMM_WORLD);
-  if (r != strataSuccess) {
-    return Status(static_cast<Code>(r), std::string("strataCommInitMPI failed: ") +
-                                            strataGetErrorString(r) + ": " +
-                                            strataGetLastError(nullptr));
-  }
+  STRATA_ASSIGN_OR_RETURN(strataComm_t comm, tools::worldComm());
   const std::unique_ptr<tools_iface::ToolsComm> tools = tools_iface::toolsCommOf(comm);
   StatusOr<std::string> text = describeByLibrary(comm);
   // The gather is collective: every rank enters it, or none does.
