@@ -1,8 +1,6 @@
 #include "core/describe.h"
 
-#include <unistd.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <sstream>
 

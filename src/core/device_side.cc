@@ -28,7 +28,7 @@ namespace strata::core {
 
 StatusOr<Place> placeOf(const Comm&, const void*, const void*) { return Place::kHost; }
 
-Status setUpDevice(Comm&, IssuingThread, const Call&, const std::vector<LevelGroup*>&) {
+Status setUpDevice(Comm&, IssuingThread, const Call&, const Program&) {
   return internalError("a device call in a build without CUDA");
 }
 
@@ -180,8 +180,7 @@ Status runOnDevice(Comm& c, const std::vector<Prepared>& calls) {
 
 }  // namespace
 
-Status setUpDevice(Comm& c, IssuingThread me, const Call& call,
-                   const std::vector<LevelGroup*>& groups) {
+Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog) {
   // Decided from the call alone, the same on every rank: never from local state.
   if (c.device() != nullptr && c.device()->prepared.count(keyOf(call)) != 0) return Status::ok();
   // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
@@ -189,7 +188,7 @@ Status setUpDevice(Comm& c, IssuingThread me, const Call& call,
   STRATA_RETURN_IF_ERROR(c.quiesce(me));
   STRATA_RETURN_IF_ERROR(
       boot::agree(c.bootstrap(), c.device() != nullptr ? Status::ok() : makeState(c)));
-  STRATA_RETURN_IF_ERROR(ensureDeviceFabrics(c, groups));
+  STRATA_RETURN_IF_ERROR(ensureDeviceFabrics(c, groupsOf(c, prog)));
   c.device()->prepared.insert(keyOf(call));
   return Status::ok();
 }

@@ -28,10 +28,9 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
 
 // Part of prepare() (core/prepare.h) for every device call: on the first call of its
 // (collective, count, type), the device state when there is none, then the device fabric of
-// every group in `groups` (the call's program's) that has none, after the calls already
+// every group the call's program `prog` runs on (groupsOf) that has none, after the calls already
 // queued ran (NCCL's init must not meet a gated stream). Collective, issuing thread.
-Status setUpDevice(Comm& c, IssuingThread me, const Call& call,
-                   const std::vector<LevelGroup*>& groups);
+Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog);
 
 // Runs `calls` (prepared for device memory by the issue path, core/calls.cc, each of count > 0)
 // on device buffers (one call, or a group's device calls on this communicator: run.h runGroup),

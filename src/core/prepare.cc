@@ -16,10 +16,6 @@
 
 namespace strata::core {
 
-size_t passElements(size_t chunkBytes, size_t ts) {
-  return std::max<size_t>(1, chunkBytes / ts);
-}
-
 LowerContext lowerContextOf(Comm& c, bool device) {
   LowerContext lc;
   lc.rank = c.rank();
@@ -35,6 +31,12 @@ LowerContext lowerContextOf(Comm& c, bool device) {
 namespace {
 
 using Shape = Program::Shape;
+
+// Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger call runs as passes
+// of this many elements and a shorter last one, each planned for its bytes.
+size_t passElements(size_t chunkBytes, size_t ts) {
+  return std::max<size_t>(1, chunkBytes / ts);
+}
 
 // A plan's pipeline piece: its own (a plan file's chunk_bytes, or the planner's choice under
 // STRATA_PIPELINE_BYTES=auto), else STRATA_PIPELINE_BYTES's size; neither: the whole pass is one
@@ -287,7 +289,7 @@ StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool dev
   // A device program's groups get their device fabrics, collectively (core/device_side.h), on
   // the first call of its kind: asked on a cache hit too, since the program cache's keys may
   // differ between ranks (inPlace), the device side's do not.
-  if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, groupsOf(c, *p.program)));
+  if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, *p.program));
   return p;
 }
 

@@ -19,10 +19,6 @@
 
 namespace strata::core {
 
-// Elements of one pass (STRATA_CHUNK_BYTES worth, at least one): a larger call runs as passes
-// of this many elements and a shorter last one, each planned for its bytes.
-size_t passElements(size_t chunkBytes, size_t ts);
-
 // What lowering reads of `c` (core/lower.h), for host or device memory.
 LowerContext lowerContextOf(Comm& c, bool device);
 
