@@ -149,7 +149,8 @@ StatusOr<std::vector<Prepared>> prepareHost(Comm& c, IssuingThread me, const std
 //   1. place: host or device buffers (placeOf decides, nothing else does);
 //   2. number every call (Call::seq) and, with STRATA_CHECK, compare the collectives;
 //   3. prepare each, bounded (a setup that fails is the error state);
-//   4. run: device calls ordered on their streams (core/device_side.h); host calls on this
+//   4. run: device calls ordered on their streams, each by its route (core/route.h,
+//      core/device_side.h); host calls on this
 //      thread after the queued ones when all are blocking, else queued on the engine (a lone
 //      fusable nonblocking allreduce through the fusion queue), waited for when any blocks.
 // Returns the host calls' engine ticket (0 when nothing was queued).
@@ -205,7 +206,17 @@ StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<Grou
   if (!fuse)
     c.issued(me).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
-  for (const GroupCall& g : calls) all.push_back(g.call);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    all.push_back(calls[i].call);
+    // A device call that would set up while its stream captures a graph is refused before it is
+    // numbered: nothing of it happened (core/device_side.h).
+    if (places[i] == Place::kDevice && all[i].count > 0) {
+      if (forced != nullptr) {
+        return invalidArgument("a forced plan or form runs on host buffers only");
+      }
+      STRATA_RETURN_IF_ERROR(checkCaptureSetup(c, all[i], calls[i].stream));
+    }
+  }
   STRATA_RETURN_IF_ERROR(numberAndRecord(c, me, all.data(), all.size()));
   std::vector<Prepared> device;
   std::vector<strataStream_t> streams;
@@ -221,7 +232,7 @@ StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<Grou
       streams.push_back(calls[i].stream);
     }
   }
-  if (!device.empty()) STRATA_RETURN_IF_ERROR(submitDevice(c, device, streams));
+  if (!device.empty()) STRATA_RETURN_IF_ERROR(submitDevice(c, me, device, streams));
   if (host.empty()) return uint64_t{0};
   STRATA_ASSIGN_OR_RETURN(std::vector<Prepared> units, prepareHost(c, me, host, forced));
   if (!queued) {

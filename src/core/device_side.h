@@ -1,13 +1,11 @@
 // The GPU path: calls on CUDA device buffers, ordered on the caller's stream.
 //
-// The C boundary asks placeOf() where a call's buffers live. Device calls go through
-// submitDevice(): with a progress thread (the engine is threaded: STRATA_PROGRESS=1 and
-// MPI initialised with MPI_THREAD_MULTIPLE) it queues the call behind a stream gate
-// (gpu/stream_gate.h) and returns, NCCL-style; otherwise it waits for the stream, runs the call
-// on the calling thread and returns when the result is in place. Either way the dispatcher runs
-// it through a DeviceExecutor: copies, scratch and the average's division on the GPU, and each
-// group on its device fabric (fabrics/device_choice.h). In a build without CUDA every buffer is
-// host memory.
+// The C boundary asks placeOf() where a call's buffers live. prepare() sets a device call's
+// groups up (setUpDevice, here) and gives its program a route (core/route.h); submitDevice()
+// (core/device_submit.cc) follows the route: the stream-ordered parts are enqueued on the
+// caller's stream by the calling thread, the host stages run on the progress thread behind a
+// stream gate (gpu/stream_gate.h), or on the calling thread, which then waits, without one. In
+// a build without CUDA every buffer is host memory.
 #pragma once
 
 #include <vector>
@@ -31,13 +29,28 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
 // every group the call's program `prog` runs on (groupsOf) that has none, after the calls already
 // queued ran (NCCL's init must not meet a gated stream). Collective, issuing thread.
 Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog);
+// Whether the next call of `call`'s (collective, count, type) sets anything up (what a call made
+// while its stream captures a CUDA graph may not do).
+bool deviceSetupNeeded(Comm& c, const Call& call);
+
+// Whether `stream` is capturing a CUDA graph, and its capture's id. An error from CUDA (e.g. the
+// legacy stream while another thread captures) is returned as is.
+struct Capture {
+  bool active = false;
+  unsigned long long id = 0;
+};
+StatusOr<Capture> captureOf(strataStream_t stream);
+
+// Refuses a device call that would set something up while its stream captures a graph
+// (checked before the call is numbered, so that nothing of it happened): setup synchronises
+// and allocates, which a capture forbids. Issuing thread.
+Status checkCaptureSetup(Comm& c, const Call& call, strataStream_t stream);
 
 // Runs `calls` (prepared for device memory by the issue path, core/calls.cc, each of count > 0)
 // on device buffers (one call, or a group's device calls on this communicator: run.h runGroup),
-// ordered on `streams` (one per call; see the top of this file): they
-// start after the work queued on every one of them, and the work queued on any of them
-// afterwards sees every result.
-Status submitDevice(Comm& c, const std::vector<Prepared>& calls,
+// ordered on `streams` (one per call): they start after the work queued on every one of them,
+// and the work queued on any of them afterwards sees every result. Issuing thread.
+Status submitDevice(Comm& c, IssuingThread me, const std::vector<Prepared>& calls,
                     const std::vector<strataStream_t>& streams);
 
 }  // namespace strata::core

@@ -12,6 +12,7 @@
 #include "core/device_side.h"
 #include "core/prepare.h"
 #include "core/plan_book.h"
+#include "core/route.h"
 #include "decompose/schedule.h"
 
 namespace strata::core {
@@ -57,7 +58,10 @@ Schedule allReduceSteps(const LowerContext& lc, PlanExec& exec, size_t n) {
 
 // An allreduce pass of n elements under `exec`, cut into pipeline pieces. The pieces overlap
 // (core/lower.cc: allReducePass) when there are several and the plan has a separate allreduce
-// stage to keep in flight: not a passthrough, not one stage, not a ring top.
+// stage to keep in flight: not a passthrough, not one stage, not a ring top. Never on device
+// memory: there a stream carries the stream-ordered stages and a host thread the others
+// (core/route.h), and an allreduce in flight across both would tie the two together; the staged
+// fabric pipelines its own chunks instead.
 AllReducePass allReducePass(const LowerContext& lc, PlanExec& exec, size_t n, size_t ts) {
   AllReducePass pass;
   pass.count = n;
@@ -66,7 +70,7 @@ AllReducePass allReducePass(const LowerContext& lc, PlanExec& exec, size_t n, si
   const size_t pieces = (n + pass.pieceElements - 1) / pass.pieceElements;
   pass.steps = allReduceSteps(lc, exec, pass.pieceElements);
   pass.lastPiece = allReduceSteps(lc, exec, n - (pieces - 1) * pass.pieceElements);
-  pass.overlap = pieces > 1 && plan::piecesOverlap(exec.plan);
+  pass.overlap = !lc.device && pieces > 1 && plan::piecesOverlap(exec.plan);
   return pass;
 }
 
@@ -281,15 +285,26 @@ StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool dev
                        inPlace,
                        device};
   ProgramCache& cache = c.plans().programs(me);
-  if (!(p.program = cache.find(key))) {
-    const LowerContext lc = lowerContextOf(c, device);
-    STRATA_ASSIGN_OR_RETURN(Program made, make(c, me, lc, call, inPlace));
-    p.program = cache.add(key, std::move(made));
+  if ((p.program = cache.find(key))) {
+    // A device program's groups get their device fabrics, collectively (core/device_side.h),
+    // on the first call of its kind: asked on a cache hit too, since the program cache's keys
+    // may differ between ranks (inPlace), the device side's do not.
+    if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, *p.program));
+    return p;
   }
-  // A device program's groups get their device fabrics, collectively (core/device_side.h), on
-  // the first call of its kind: asked on a cache hit too, since the program cache's keys may
-  // differ between ranks (inPlace), the device side's do not.
-  if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, *p.program));
+  const LowerContext lc = lowerContextOf(c, device);
+  STRATA_ASSIGN_OR_RETURN(Program made, make(c, me, lc, call, inPlace));
+  if (device) {
+    STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, made));
+    // The route, now that the device fabrics exist: part of the program from here on.
+    routeProgram(made, [](const LevelGroup& g) {
+      return g.deviceFabric != nullptr && g.deviceFabric->streamOrdered();
+    });
+    STRATA_INFO(kSubsysColl, "%s of %zu %s on device memory: route %s (%zu parts)",
+                collectiveName(call.coll), call.count, dataTypeName(call.type),
+                routeName(made.route), made.segments.size());
+  }
+  p.program = cache.add(key, std::move(made));
   return p;
 }
 

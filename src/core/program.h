@@ -88,6 +88,20 @@ struct Program {
   std::vector<const PlanExec*> plans;
   // The schedules the instructions' steps point into, kept alive with the program.
   std::vector<Schedule> keep;
+  // Device programs: who runs which instructions (core/route.h), decided by prepare() once the
+  // program's device fabrics exist. Host programs: kHost, no segments (the whole code runs on
+  // whichever thread runs the call).
+  enum class Route : uint8_t {
+    kHost,    // host memory
+    kStream,  // every instruction enqueued on the caller's stream: no host thread involved
+    kJoined,  // host stages run by a host thread, joined to the stream by the stream gate
+  };
+  struct Segment {
+    size_t begin = 0, end = 0;  // code[begin, end)
+    bool host = false;          // a host stage (else enqueued on the caller's stream)
+  };
+  Route route = Route::kHost;
+  std::vector<Segment> segments;
 };
 
 // Programs are shared: one per call shape, reused by every call of that shape.

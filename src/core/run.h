@@ -38,6 +38,19 @@ struct RunContext {
   Timeline* timeline;        // null: STRATA_TRACE unset
   int rank;
   int size;
+  const char* route = "";  // device calls: their route (core/route.h), for the timeline
+};
+
+// Which part of a prepared call's program a run covers: code[begin, end), the whole by default.
+// A device call on the joined route (core/route.h) runs in parts, on two threads: the flight
+// recorder's call starts with the part that `opens` it and ends with the one that `closes` it
+// (or with a failed part), and each part is a call event of its own on the timeline, named by
+// `name` ("enqueue", "host stage").
+struct Part {
+  size_t begin = 0;
+  size_t end = static_cast<size_t>(-1);
+  bool opens = true, closes = true;
+  const char* name = "";
 };
 
 // The buffers of one run of a program.
@@ -49,9 +62,11 @@ struct RunBuffers {
   bool packed = false;                     // the pack is already in `fusion` (skip kPack)
 };
 
-// The executor loop: runs `prog`'s instructions in order for call `k` (its type, op and, for a
-// send or receive, its peer), on `b`'s buffers.
-Status execute(RunContext& rc, const Program& prog, const Call& k, const RunBuffers& b);
+// The executor loop: runs `prog`'s instructions code[begin, end) in order for call `k` (its
+// type, op and, for a send or receive, its peer), on `b`'s buffers. A pipelined allreduce
+// started in the range must be waited for in it.
+Status execute(RunContext& rc, const Program& prog, const Call& k, const RunBuffers& b,
+               size_t begin = 0, size_t end = static_cast<size_t>(-1));
 
 // A send's or receive's operation on the flat group's fabric.
 fabric::PeerOp peerOp(const Call& k);
@@ -61,8 +76,9 @@ fabric::PeerOp peerOp(const Call& k);
 void packInto(char* buf, const std::vector<Call>& members, strataDataType_t type, Timeline* t,
               uint64_t seq);
 
-// Runs a prepared call (or fusion pack) as the flight recorder's and timeline's running call.
-Status run(RunContext& rc, const Prepared& p);
+// Runs a prepared call (or fusion pack), or `part` of it, as the flight recorder's and
+// timeline's running call.
+Status run(RunContext& rc, const Prepared& p, const Part& part = Part{});
 // Runs a group's calls (strataGroupStart/End) on one communicator: every send and receive in
 // one exchange (posted together, so pairs never deadlock), then the collectives in call order.
 // Every rank applies the same rule, so the collectives meet in the same order everywhere.

@@ -26,9 +26,8 @@ TimelineEvent callEvent(const Call& k) {
   return e;
 }
 
-// The timeline's event of call `k`, run over [begin, end).
-void traceCall(Timeline& t, const Call& k, int64_t begin, int64_t end) {
-  TimelineEvent e = callEvent(k);
+// The timeline's event `e` of call `k`, run over [begin, end).
+void traceCall(Timeline& t, TimelineEvent e, const Call& k, int64_t begin, int64_t end) {
   e.beginNs = begin;
   e.endNs = end;
   e.queuedNs = k.issuedNs != 0 && k.issuedNs < begin ? begin - k.issuedNs : 0;
@@ -61,17 +60,24 @@ void forEachCall(const Prepared& p, F f) {
 }
 
 // Runs `body` as the flight recorder's running call(s) (core/flight_recorder.h); on the
-// timeline, and as NVTX ranges while it runs.
+// timeline, and as NVTX ranges while it runs. `part`: which part of the call this is (its
+// opening part starts the recorder's call, its closing part or a failure ends it).
 template <typename Body>
-Status recorded(RunContext& rc, const Prepared& p, Body body) {
+Status recorded(RunContext& rc, const Prepared& p, Body body, const Part& part = Part{}) {
   FlightRecorder& fr = rc.recorder;
-  forEachCall(p, [&](const Call& k) { fr.started(k.record); });
+  if (part.opens) forEachCall(p, [&](const Call& k) { fr.started(k.record); });
   Timeline* t = rc.timeline;
   std::vector<uint64_t> ranges;  // NVTX: one per call
+  auto described = [&](const Call& k) {
+    TimelineEvent e = callEvent(k);
+    e.route = rc.route;
+    e.part = part.name;
+    return e;
+  };
   if (t != nullptr) {
     t->setRunning(p.call.seq);
     if (t->nvtx()) {
-      forEachCall(p, [&](const Call& k) { ranges.push_back(t->nvtxStart(callEvent(k))); });
+      forEachCall(p, [&](const Call& k) { ranges.push_back(t->nvtxStart(described(k))); });
     }
   }
   const int64_t begin = t != nullptr ? Timeline::nowNs() : 0;
@@ -79,9 +85,9 @@ Status recorded(RunContext& rc, const Prepared& p, Body body) {
   if (t != nullptr) {
     const int64_t end = Timeline::nowNs();
     for (uint64_t r : ranges) nvtx::end(r);
-    forEachCall(p, [&](const Call& k) { traceCall(*t, k, begin, end); });
+    forEachCall(p, [&](const Call& k) { traceCall(*t, described(k), k, begin, end); });
   }
-  forEachCall(p, [&](const Call& k) { fr.finished(k.record, st); });
+  if (part.closes || !st.isOk()) forEachCall(p, [&](const Call& k) { fr.finished(k.record, st); });
   return st;
 }
 
@@ -146,11 +152,14 @@ Status runCollectives(RunContext& rc, const std::vector<const Prepared*>& colls)
 
 }  // namespace
 
-Status run(RunContext& rc, const Prepared& p) {
-  return recorded(rc, p, [&]() -> Status {
-    STRATA_ASSIGN_OR_RETURN(RunBuffers b, buffersOf(rc, p, 0));
-    return execute(rc, *p.program, p.call, b);
-  });
+Status run(RunContext& rc, const Prepared& p, const Part& part) {
+  return recorded(
+      rc, p,
+      [&]() -> Status {
+        STRATA_ASSIGN_OR_RETURN(RunBuffers b, buffersOf(rc, p, 0));
+        return execute(rc, *p.program, p.call, b, part.begin, part.end);
+      },
+      part);
 }
 
 Status runGroup(RunContext& rc, const std::vector<Prepared>& calls) {

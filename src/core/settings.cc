@@ -80,6 +80,11 @@ StatusOr<Settings> Settings::fromEnv() {
   } else {
     return invalidArgument("STRATA_MPI_CUDA_AWARE=" + aware + ": expected auto, 0 or 1");
   }
+  s.gpuGate = env::get(var::STRATA_GPU_GATE);
+  if (s.gpuGate.empty()) s.gpuGate = "auto";
+  if (s.gpuGate != "auto" && s.gpuGate != "memops" && s.gpuGate != "kernel") {
+    return invalidArgument("STRATA_GPU_GATE=" + s.gpuGate + ": expected auto, memops or kernel");
+  }
   STRATA_ASSIGN_OR_RETURN(int64_t check, env::get(var::STRATA_CHECK));
   if (check < 0 || check > 2) {
     return invalidArgument(
@@ -178,6 +183,8 @@ const std::vector<const char*>& localSettings() {
       "STRATA_PLAN_DUMP_FILE",
       "STRATA_PROGRESS",
       "STRATA_MPI_CUDA_AWARE",
+      // How this rank holds its own streams: nothing exchanged.
+      "STRATA_GPU_GATE",
       "STRATA_TIMEOUT",
       // What a rank remembers of its own calls and where it writes that: nothing exchanged.
       "STRATA_FLIGHT_RECORDER_SIZE",

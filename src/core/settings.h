@@ -31,6 +31,7 @@ struct Settings {
   bool progressThread = true;  // STRATA_PROGRESS (a progress thread also needs
                                // MPI_THREAD_MULTIPLE)
   int cudaAware = -1;          // STRATA_MPI_CUDA_AWARE: -1 ask MPI, 0 never, 1 always
+  std::string gpuGate = "auto";  // STRATA_GPU_GATE: auto, memops or kernel
   bool check = false;          // STRATA_CHECK: compare each collective across ranks first
   bool checkSites = false;     // STRATA_CHECK=2: and the call site of each
   size_t flightCalls = 0;      // STRATA_FLIGHT_RECORDER_SIZE (0: off)

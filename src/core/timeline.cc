@@ -343,6 +343,8 @@ void Timeline::writeOne(const TimelineEvent& e, std::string& out) const {
       integer(e.bytes);
       key("queuedUs");
       micros(e.queuedNs);
+      if (e.route[0] != '\0') quoted("route", e.route);
+      if (e.part[0] != '\0') quoted("part", e.part);
       break;
     case Cat::kStep:
       key("level");

@@ -63,6 +63,11 @@ struct TimelineEvent {
   int level = 0;  // steps: plan::kFlatLevel (-1) for the flat group
   int step = 0, steps = 0, groupSize = 0, member = 0;
   int64_t queuedNs = 0;   // calls: from issue to start
+  // Calls on device memory: their route (core/route.h: "stream", "joined"), and for a joined
+  // call which part this event is ("enqueue": what the issuing thread enqueued on the stream;
+  // "host stage": what a host thread ran). "" for host memory.
+  const char* route = "";
+  const char* part = "";
   bool inFlight = false;  // steps: a pipelined allreduce, from its start to the end of its wait
 };
 

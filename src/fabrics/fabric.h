@@ -107,6 +107,16 @@ class Fabric {
   // strataCommAbort: the fabric's destructor must then free only local resources and never
   // wait on another member (peers may be gone or stuck).
   virtual void abandon() {}
+
+  // Stream-ordered device fabrics (nccl, local): a CUDA stream carries their operations by
+  // itself. Each operation is only enqueued, on the stream last given to useStream (the
+  // communicator's own until then), and returns before it runs: the caller orders what follows
+  // on that stream, or waits for it. Such a fabric is only ever called from one thread at a
+  // time, in the communicator's call order (core/device_submit.cc: the issuing thread), so that
+  // every member enqueues its collectives in the same order. Every other fabric returns with
+  // its operation complete, and needs a host thread to run it.
+  virtual bool streamOrdered() const { return false; }
+  virtual void useStream(void* stream) { (void)stream; }
 };
 
 // What a fabric calls while it waits on its peers or between large copies, so that an
@@ -150,8 +160,9 @@ struct FabricOptions {
   // STRATA_NET: the engine of point-to-point messages between hosts, "mpi" or "ucx" (the
   // shm fabric's rooted operations and exchanges run on it; fabrics/registry.h: netFabric).
   std::string net = "mpi";
-  // Device fabrics (CUDA builds): the communicator's stream (a cudaStream_t) and the bytes of
-  // each pinned slot of the staged fabric.
+  // Device fabrics (CUDA builds): the communicator's stream (a cudaStream_t: the staged and
+  // mpi-cuda fabrics' work, and a stream-ordered fabric's until Fabric::useStream) and the bytes
+  // of each pinned slot of the staged fabric.
   void* stream = nullptr;
   size_t stagingBytes = 4 << 20;
   // The communicator's timeline, when STRATA_TRACE or an NVTX tool wants spans; null otherwise.

@@ -78,7 +78,10 @@ class DeviceBuffer {
   // here (the GPU run's wrong values at elements 0 and 576 of 1021: the upload had not landed).
   static void landed() { REQUIRE(cudaDeviceSynchronize() == cudaSuccess); }
 
+  // The fabric is stream-ordered (it only enqueues on its stream, fabrics/fabric.h), and a
+  // legacy-stream cudaMemcpy does not wait for a non-blocking stream: wait for the device first.
   Bytes download() const {
+    landed();
     Bytes host(bytes_);
     REQUIRE(cudaMemcpy(host.data(), ptr_, bytes_, cudaMemcpyDeviceToHost) == cudaSuccess);
     return host;
@@ -151,7 +154,7 @@ TEST_CASE("nccl fabric: one-member allreduce copies, in and out of place", "[gpu
         REQUIRE(f.allReduce(buf.get(), buf.get(), n, type, op).isOk());
         checkHolds(buf, data, ts);
       }
-      // The asynchronous pair: the result is there once allReduceWait returns.
+      // The asynchronous pair: enqueued like the rest; the stream holds the result after it.
       DeviceBuffer in((n + kGuard) * ts), out((n + kGuard) * ts);
       in.upload(data);
       REQUIRE(f.allReduceStart(in.get(), out.get(), n, type, strataSum).isOk());

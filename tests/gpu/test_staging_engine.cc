@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -63,6 +64,10 @@ struct DeviceArray {
     return v;
   }
 };
+
+// Each gate test runs with both ways of holding the stream (gpu/stream_gate.h): "auto" (stream
+// memory operations where the device has them) and the spinning kernel.
+std::string gateMode() { return GENERATE(as<std::string>{}, "auto", "kernel"); }
 
 // A task on `engine`, gated on `stream` as the device path gates a call: it runs after the
 // stream's earlier work, and the stream's later work waits for it.
@@ -184,7 +189,7 @@ TEST_CASE("staged fabric: exchanges behind a stream gate grow the bounce buffer 
   StagedOverSelf t(comm.s, 0);
   Fabric& f = *t.staged;
   Engine engine(/*threaded=*/true);
-  auto gate = StreamGate::create();
+  auto gate = StreamGate::create(gateMode(), comm.s);
   REQUIRE(gate.isOk());
   const size_t sizes[] = {16, 1021, (size_t{1} << 16) + 3};
   std::vector<std::unique_ptr<DeviceArray<float>>> srcs, dsts;
@@ -225,9 +230,9 @@ TEST_CASE("staged fabric: exchanges behind a stream gate grow the bounce buffer 
 }
 
 TEST_CASE("progress thread: a task runs after the stream's earlier work, and before its later") {
-  Stream stream;
+  Stream stream, comm;
   Engine engine(/*threaded=*/true);
-  auto gate = StreamGate::create();
+  auto gate = StreamGate::create(gateMode(), comm.s);
   REQUIRE(gate.isOk());
   DeviceArray<int32_t> buf(1 << 20), seen(1);
   // Earlier work on the stream: fill with 1s (large, so a task that ran early would see 0s).
@@ -265,9 +270,9 @@ TEST_CASE("progress thread: a task runs after the stream's earlier work, and bef
 }
 
 TEST_CASE("progress thread: a failed task releases the stream and is reported after") {
-  Stream stream;
+  Stream stream, comm;
   Engine engine(/*threaded=*/true);
-  auto gate = StreamGate::create();
+  auto gate = StreamGate::create(gateMode(), comm.s);
   REQUIRE(gate.isOk());
   REQUIRE(submitGated(engine, *gate.value(), stream.s, 1, [] {
             return strata::systemError("injected");
@@ -286,4 +291,25 @@ TEST_CASE("progress thread: a failed task releases the stream and is reported af
   CHECK(!engine.drain().isOk());
   CHECK(!ran);
   CHECK(!engine.error().isOk());
+}
+
+TEST_CASE("stream gate: auto holds streams with stream memory operations where they work, else "
+          "with the kernel, and says why") {
+  Stream comm;
+  auto memops = StreamGate::create("memops", comm.s);
+  auto automatic = StreamGate::create("auto", comm.s);
+  auto kernel = StreamGate::create("kernel", comm.s);
+  REQUIRE(automatic.isOk());
+  REQUIRE(kernel.isOk());
+  CHECK(kernel.value()->mode() == StreamGate::Mode::kKernel);
+  if (memops.isOk()) {
+    CHECK(memops.value()->mode() == StreamGate::Mode::kMemOps);
+    CHECK(automatic.value()->mode() == StreamGate::Mode::kMemOps);
+    CHECK(automatic.value()->describe().find("cuStreamWaitValue32") != std::string::npos);
+  } else {
+    INFO(memops.status().message());
+    CHECK(memops.status().message().find("STRATA_GPU_GATE=memops") != std::string::npos);
+    CHECK(automatic.value()->mode() == StreamGate::Mode::kKernel);
+    CHECK(automatic.value()->describe().find("no stream memory operations") != std::string::npos);
+  }
 }

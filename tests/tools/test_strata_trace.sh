@@ -510,7 +510,8 @@ PYEOF
     # A GPU machine's check (labelled gpu; without a GPU strata-perf exits 77 and so does this):
     # device allreduces of 2 ranks as 2 hosts sharing the GPU, so the network level runs on the
     # staged fabric (NCCL refuses members on one GPU) behind the progress thread's stream gate.
-    # The timeline must show the gate's wait and the staging copies inside the calls.
+    # The timeline must show the gate's wait and the staging copies inside the calls, and the
+    # calls' route (joined: the host stage is a call event of its own).
     mkdir "$work/d"
     STRATA_TRACE="$work/d/trace.%r.json" mpirun -n 2 sh "${HOSTNAME_BY_RANK:?}" 1 \
       "${PERF_BIN:?}" --device -b 4M -e 4M -w 1 -n 2
@@ -528,6 +529,10 @@ for r in range(2):
     assert any(e["args"]["fabric"].endswith("-staged") for e in steps), steps[:3]
     staging = [e for e in ev if e.get("cat") == "staging"]
     assert all(e["args"]["bytes"] > 0 for e in staging), staging[:3]
+    # Each call's route: joined (a host stage behind the gate), its host stage a call event.
+    calls = [e for e in ev if e.get("cat") == "call"]
+    assert calls and all(e["args"].get("route") == "joined" for e in calls), calls[:3]
+    assert any(e["args"].get("part") == "host stage" for e in calls), calls[:3]
 PYEOF
     ;;
 

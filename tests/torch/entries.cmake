@@ -137,6 +137,14 @@ strata_add_torch_test(${T}.cuda.np2 SCRIPT test_cuda.py NP 2 TIMEOUT 120
   ENV STRATA_FLIGHT_RECORDER_SIGNAL=USR1)
 set_tests_properties(${T}.cuda.np2 PROPERTIES LABELS "${torch_labels};gpu")
 
+# CUDA graphs (test_cuda_graph.py): all_reduce captured in torch.cuda.graph and replayed 100
+# times on one rank (stream-ordered); two ranks sharing GPU 0 have a host stage, and capture is
+# refused naming it. Skipped (77) without CUDA; labelled gpu.
+strata_add_torch_test(${T}.cuda_graph.np1 SCRIPT test_cuda_graph.py NP 1 TIMEOUT 120)
+strata_add_torch_test(${T}.cuda_graph.np2 SCRIPT test_cuda_graph.py NP 2 TIMEOUT 120)
+set_tests_properties(${T}.cuda_graph.np1 ${T}.cuda_graph.np2 PROPERTIES
+  LABELS "${torch_labels};gpu")
+
 # Asynchrony: rank 0 joins 2 s late; the others' Work must complete while they compute.
 strata_add_torch_test(${T}.async.np2 SCRIPT test_async.py NP 2 TIMEOUT 80)
 strata_add_torch_test(${T}.async.np4.hosts_2_2 SCRIPT test_async.py HOSTS a:2 b:2 TIMEOUT 80)

@@ -13,6 +13,9 @@ class LocalFabric final : public Fabric {
  public:
   explicit LocalFabric(cudaStream_t stream) : stream_(stream) {}
   const char* name() const override { return "local"; }
+  // Device copies: enqueued on the stream in force, never waited for (Fabric::streamOrdered).
+  bool streamOrdered() const override { return true; }
+  void useStream(void* stream) override { stream_ = static_cast<cudaStream_t>(stream); }
   int size() const override { return 1; }
   int rank() const override { return 0; }
 
@@ -60,7 +63,6 @@ class LocalFabric final : public Fabric {
                                         cudaMemcpyDeviceToDevice, stream_));
       ++next;
     }
-    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return Status::ok();
   }
 
@@ -69,10 +71,9 @@ class LocalFabric final : public Fabric {
     if (dst != src && bytes > 0) {
       STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
     }
-    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return Status::ok();
   }
-  cudaStream_t stream_;
+  cudaStream_t stream_;  // the communicator's, or the one useStream named last
 };
 
 }  // namespace

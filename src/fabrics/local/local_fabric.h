@@ -1,5 +1,5 @@
 // The `local` fabric: a group of one member on device buffers. Every collective is a device
-// copy on the communicator's stream (or nothing, in place), done before it returns: no NCCL
+// copy (or nothing, in place), only enqueued on the stream in force (Fabric::streamOrdered): no NCCL
 // bootstrap (which needs a network interface) for a group that exchanges nothing. Only built
 // with CUDA.
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace strata::fabric {
 
-// Device memory, one member (so one host), synchronous.
+// Device memory, one member (so one host), stream-ordered.
 FabricTraits localTraits();
 
 StatusOr<std::unique_ptr<Fabric>> createLocalFabric(boot::Bootstrap& group, Fabric* host,

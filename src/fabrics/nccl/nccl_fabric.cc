@@ -37,9 +37,10 @@ ncclRedOp_t toNccl(strataRedOp_t op) { return static_cast<ncclRedOp_t>(op); }
 class NcclFabric final : public Fabric {
  public:
   NcclFabric(ncclComm_t comm, cudaStream_t stream, int rank, int size)
-      : comm_(comm), stream_(stream), rank_(rank), size_(size) {}
+      : comm_(comm), stream_(stream), current_(stream), rank_(rank), size_(size) {}
 
-  // Never throws. A healthy fabric drains its stream and destroys the communicator. After a
+  // Never throws. A healthy fabric drains the communicator's stream and destroys the NCCL
+  // communicator (ncclCommDestroy finishes what is still queued on other streams). After a
   // failure a peer may never reach its side of a collective still queued here, so waiting could
   // hang: abort instead (ncclCommAbort stops the kernels and frees the local resources).
   ~NcclFabric() override {
@@ -68,6 +69,8 @@ class NcclFabric final : public Fabric {
   NcclFabric& operator=(const NcclFabric&) = delete;
 
   const char* name() const override { return "nccl"; }
+  bool streamOrdered() const override { return true; }
+  void useStream(void* stream) override { current_ = static_cast<cudaStream_t>(stream); }
   int size() const override { return size_; }
   int rank() const override { return rank_; }
 
@@ -78,7 +81,7 @@ class NcclFabric final : public Fabric {
       if (counts[0] == 0) return Status::ok();
       // NCCL is in place exactly when out == in + rank * count, which is strata's condition.
       return finish(STRATA_NCCL_STATUS(
-          nccl().ncclReduceScatter(in, out, counts[0], toNccl(type), toNccl(op), comm_, stream_), comm_));
+          nccl().ncclReduceScatter(in, out, counts[0], toNccl(type), toNccl(op), comm_, current_), comm_));
     }
     // Uneven blocks. ncclReduceScatter takes one count for every member; Horovod, facing the
     // same problem, reduce-scatters the evenly divisible part and treats the remainder as a
@@ -88,7 +91,7 @@ class NcclFabric final : public Fabric {
     // recvbuff is its sendbuff, which ncclReduce allows; the other reduces read other blocks.
     return finish(grouped("ncclReduce", counts, [&](int j) {
       return nccl().ncclReduce(at(in, displs[j], ts), out, counts[j], toNccl(type), toNccl(op), j, comm_,
-                        stream_);
+                        current_);
     }));
   }
 
@@ -99,12 +102,12 @@ class NcclFabric final : public Fabric {
       if (counts[0] == 0) return Status::ok();
       // In place exactly when in == out + rank * count, as for strata.
       return finish(STRATA_NCCL_STATUS(
-          nccl().ncclAllGather(in, out, counts[0], toNccl(type), comm_, stream_), comm_));
+          nccl().ncclAllGather(in, out, counts[0], toNccl(type), comm_, current_), comm_));
     }
     // Uneven blocks: one broadcast per member from its own block (sendbuff is read on the root
     // only). In place, the root's sendbuff is its recvbuff, which ncclBroadcast allows.
     return finish(grouped("ncclBroadcast", counts, [&](int j) {
-      return nccl().ncclBroadcast(in, at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+      return nccl().ncclBroadcast(in, at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, current_);
     }));
   }
 
@@ -114,7 +117,8 @@ class NcclFabric final : public Fabric {
     return finish(enqueueAllReduce(in, out, count, type, op));
   }
 
-  // Enqueues only; the stream runs it while the caller's thread does other fabrics' work.
+  // Enqueues, as every operation here; the stream runs it while the caller's thread does other
+  // fabrics' work.
   Status allReduceStart(const void* in, void* out, size_t count, strataDataType_t type,
                         strataRedOp_t op) override {
     if (count == 0) return Status::ok();
@@ -125,20 +129,21 @@ class NcclFabric final : public Fabric {
 
   void progress() override {}  // the GPU advances the collective on its own
 
+  // The stream orders whatever the caller enqueues next after it: nothing to wait for here.
   Status allReduceWait() override { return finish(Status::ok()); }
 
   Status broadcast(const void* in, void* out, size_t count, strataDataType_t type,
                    int root) override {
     if (count == 0) return Status::ok();
     return finish(STRATA_NCCL_STATUS(
-        nccl().ncclBroadcast(in, out, count, toNccl(type), root, comm_, stream_), comm_));
+        nccl().ncclBroadcast(in, out, count, toNccl(type), root, comm_, current_), comm_));
   }
 
   Status reduce(const void* in, void* out, size_t count, strataDataType_t type, strataRedOp_t op,
                 int root) override {
     if (count == 0) return Status::ok();
     return finish(STRATA_NCCL_STATUS(
-        nccl().ncclReduce(in, out, count, toNccl(type), toNccl(op), root, comm_, stream_), comm_));
+        nccl().ncclReduce(in, out, count, toNccl(type), toNccl(op), root, comm_, current_), comm_));
   }
 
   // NCCL has no scatter or gather: point-to-point from (to) the root, in one NCCL group, the
@@ -149,13 +154,13 @@ class NcclFabric final : public Fabric {
     if (rank_ != root) {
       if (counts[rank_] == 0) return Status::ok();
       return finish(STRATA_NCCL_STATUS(
-          nccl().ncclRecv(out, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
+          nccl().ncclRecv(out, counts[rank_], toNccl(type), root, comm_, current_), comm_));
     }
     STRATA_RETURN_IF_ERROR(copyOwn(out, at(in, displs[root], ts), counts[root] * ts));
     return finish(grouped("ncclSend", counts, [&](int j) {
       return j == root
                  ? ncclSuccess
-                 : nccl().ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+                 : nccl().ncclSend(at(in, displs[j], ts), counts[j], toNccl(type), j, comm_, current_);
     }));
   }
 
@@ -165,13 +170,13 @@ class NcclFabric final : public Fabric {
     if (rank_ != root) {
       if (counts[rank_] == 0) return Status::ok();
       return finish(STRATA_NCCL_STATUS(
-          nccl().ncclSend(in, counts[rank_], toNccl(type), root, comm_, stream_), comm_));
+          nccl().ncclSend(in, counts[rank_], toNccl(type), root, comm_, current_), comm_));
     }
     STRATA_RETURN_IF_ERROR(copyOwn(at(out, displs[root], ts), in, counts[root] * ts));
     return finish(grouped("ncclRecv", counts, [&](int j) {
       return j == root
                  ? ncclSuccess
-                 : nccl().ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, stream_);
+                 : nccl().ncclRecv(at(out, displs[j], ts), counts[j], toNccl(type), j, comm_, current_);
     }));
   }
 
@@ -183,8 +188,8 @@ class NcclFabric final : public Fabric {
         const PeerOp& op = ops[i];
         if (op.count == 0) continue;
         ++k;
-        failed = op.send ? nccl().ncclSend(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_)
-                         : nccl().ncclRecv(op.buf, op.count, toNccl(op.type), op.peer, comm_, stream_);
+        failed = op.send ? nccl().ncclSend(op.buf, op.count, toNccl(op.type), op.peer, comm_, current_)
+                         : nccl().ncclRecv(op.buf, op.count, toNccl(op.type), op.peer, comm_, current_);
       }
       if (failed != ncclSuccess) {
         Status st = ncclFailure("ncclSend/ncclRecv", failed, comm_, __FILE__, __LINE__);
@@ -201,7 +206,7 @@ class NcclFabric final : public Fabric {
   // The root's own block of a scatter or gather, on the stream (nothing in place).
   Status copyOwn(void* dst, const void* src, size_t bytes) {
     if (dst == src || bytes == 0) return Status::ok();
-    STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, current_));
     return Status::ok();
   }
 
@@ -212,7 +217,7 @@ class NcclFabric final : public Fabric {
                           strataRedOp_t op) {
     // In place when in == out; NCCL handles it.
     return STRATA_NCCL_STATUS(
-        nccl().ncclAllReduce(in, out, count, toNccl(type), toNccl(op), comm_, stream_), comm_);
+        nccl().ncclAllReduce(in, out, count, toNccl(type), toNccl(op), comm_, current_), comm_);
   }
 
   // True when every block has the same count c and block j starts at j * c: the layout NCCL's
@@ -249,17 +254,17 @@ class NcclFabric final : public Fabric {
     return Status::ok();
   }
 
-  // Waits for the work on the stream (the caller relies on completion at return), then asks
-  // NCCL for an error reported asynchronously (e.g. by a peer or the network). A failure marks
-  // the fabric unhealthy, so the destructor aborts the communicator instead of waiting on it.
+  // Enqueued: NCCL's operations only enqueue (the caller orders or waits for the stream). An
+  // error NCCL already knows of (reported asynchronously, e.g. by a peer or the network) is
+  // asked for without waiting. A failure marks the fabric unhealthy, so the destructor aborts
+  // the communicator instead of waiting on it.
   Status finish(Status enqueued) {
-    Status st = enqueued.isOk() ? complete() : enqueued;
+    Status st = enqueued.isOk() ? asyncError() : enqueued;
     if (!st.isOk()) healthy_ = false;
     return st;
   }
 
-  Status complete() {
-    STRATA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  Status asyncError() {
     ncclResult_t async = ncclSuccess;
     STRATA_NCCL_CHECK(nccl().ncclCommGetAsyncError(comm_, &async), comm_);
     if (async != ncclSuccess) {
@@ -269,8 +274,9 @@ class NcclFabric final : public Fabric {
     return Status::ok();
   }
 
-  ncclComm_t comm_;      // owned
-  cudaStream_t stream_;  // owned by the caller
+  ncclComm_t comm_;       // owned
+  cudaStream_t stream_;   // the communicator's (owned by the caller): drained at destruction
+  cudaStream_t current_;  // where operations enqueue (useStream)
   int rank_, size_;
   bool healthy_ = true;  // false after any failed operation
 };

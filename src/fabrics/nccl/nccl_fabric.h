@@ -2,10 +2,10 @@
 // communicator per group, bootstrapped over the group's control plane (its unique id broadcast
 // through the bootstrap). Only built with CUDA and NCCL (STRATA_HAVE_CUDA).
 //
-// Every operation enqueues on the fabric's stream and waits for it before returning, so the
-// caller (a progress thread) sees the result at return. The exception is the asynchronous
-// allreduce: allReduceStart only enqueues, allReduceWait waits for the stream, and progress()
-// does nothing (the GPU advances on its own).
+// Stream-ordered (Fabric::streamOrdered): every operation only enqueues, on the stream last
+// given to useStream (the communicator's until then), as NCCL's own calls do; the caller orders
+// what follows on that stream or waits for it. So the asynchronous allreduce's start and wait
+// are its enqueue and nothing, and progress() does nothing (the GPU advances on its own).
 #pragma once
 
 #include <memory>
@@ -23,9 +23,9 @@ FabricTraits ncclTraits();
 // unique id and the outcome of every member's init). Collective over `group`: a failure on any
 // member (making the NCCL id on member 0, or any member's communicator init) fails every member.
 // Every member must have called cudaSetDevice on a GPU of its own: members sharing a GPU are
-// refused by NCCL, and the caller (the device-fabric factory) never asks for it then. All work
-// runs on options.stream (a non-blocking stream the caller owns and keeps alive for the
-// fabric's life). A group of one member works (NCCL supports one-rank communicators).
+// refused by NCCL, and the caller (the device-fabric factory) never asks for it then.
+// options.stream (a non-blocking stream the caller owns and keeps alive for the fabric's life)
+// is where work runs until useStream names another, and what the destructor drains. A group of one member works (NCCL supports one-rank communicators).
 StatusOr<std::unique_ptr<Fabric>> createNcclFabric(boot::Bootstrap& group, Fabric* host,
                                                    const FabricOptions& options);
 

@@ -172,6 +172,26 @@ TEST_CASE("settings: STRATA_NET is ucx by default, or mpi, and refuses others", 
   }
 }
 
+TEST_CASE("settings: STRATA_GPU_GATE is auto by default, memops or kernel, and refuses others",
+          "[settings]") {
+  {
+    ScopedEnv gate("STRATA_GPU_GATE", nullptr);
+    CHECK(settingsNow().gpuGate == "auto");
+  }
+  for (const char* good : {"memops", "kernel", "auto"}) {
+    ScopedEnv gate("STRATA_GPU_GATE", good);
+    CHECK(settingsNow().gpuGate == good);
+  }
+  for (const char* bad : {"spin", "MEMOPS", "1"}) {
+    ScopedEnv gate("STRATA_GPU_GATE", bad);
+    StatusOr<Settings> s = Settings::fromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK(s.status().code() == Code::kInvalidArgument);
+    CHECK(s.status().message() ==
+          std::string("STRATA_GPU_GATE=") + bad + ": expected auto, memops or kernel");
+  }
+}
+
 TEST_CASE("settings: the agreed table names every setting that changes the exchange",
           "[settings]") {
   std::set<std::string> names;
