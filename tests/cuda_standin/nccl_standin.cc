@@ -32,6 +32,10 @@ using nccl_standin::Kind;
 using nccl_standin::MultiComm;
 using nccl_standin::PeerOp;
 
+// Stand-ins that capture CUDA graphs have it; weak, so that this library also loads over one
+// that does not (where no stream ever captures).
+#pragma weak cudaStreamIsCapturing
+
 struct ncclComm {
   int device = 0;
   int nranks = 1, rank = 0;
@@ -179,14 +183,33 @@ ncclResult_t asyncFailure(ncclComm_t comm) {
 }
 
 // Records, on `stream`, that `comm`'s work queued there so far must finish before
-// ncclCommDestroy returns.
+// ncclCommDestroy returns. Not on a capturing stream: captured work runs only when its graph is
+// launched (each launch holds the communicator's shared memory), and an event recorded in a
+// capture is one nothing may wait for.
 void noteLaunch(ncclComm_t comm, cudaStream_t stream) {
+  if (&cudaStreamIsCapturing != nullptr) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &status) != cudaSuccess ||
+        status != cudaStreamCaptureStatusNone) {
+      return;
+    }
+  }
   std::lock_guard<std::mutex> lock(comm->eventsMutex);
   cudaEvent_t event = nullptr;
   for (auto& [s, e] : comm->events) {
     if (s == stream) event = e;
   }
   if (event == nullptr) {
+    // Streams come and go (strata enqueues on its callers'): forget those whose work is done.
+    if (comm->events.size() >= 16) {
+      auto done = [](const std::pair<cudaStream_t, cudaEvent_t>& se) {
+        if (cudaEventQuery(se.second) != cudaSuccess) return false;
+        (void)cudaEventDestroy(se.second);
+        return true;
+      };
+      comm->events.erase(std::remove_if(comm->events.begin(), comm->events.end(), done),
+                         comm->events.end());
+    }
     if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) return;
     comm->events.emplace_back(stream, event);
   }
