@@ -56,6 +56,10 @@ Status makeState(Comm& c) {
   d->identity.hostHash = fabric::hostHash(c.settings().hostName);
   const int aware = c.settings().cudaAware;
   d->identity.cudaAware = aware < 0 ? (fabric::mpiReportsCudaAware() ? 1 : 0) : aware;
+  // strata's kernels are loaded now, not lazily at a first launch: loading may wait for every
+  // kernel running in the context (NCCL's waiting for peers, a gate's wait kernel), so the first
+  // average's division must not be what loads them (gpu/kernels.h).
+  STRATA_RETURN_IF_ERROR(gpu::preloadKernels());
   STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&d->scratchDone, cudaEventDisableTiming));
   for (cudaEvent_t& e : d->joins) {
     STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));

@@ -48,6 +48,9 @@ struct DeviceState {
 
   ~DeviceState() {
     gate.reset();  // the engine ran every gated call before this
+    // A stream-ordered call on a caller's stream may still use the scratch: free it after.
+    // (Graphs that captured calls of this communicator must not be launched after its end.)
+    if (scratchRecorded && !scratchCaptured) (void)cudaStreamWaitEvent(stream, scratchDone, 0);
     if (scratch != nullptr) (void)cudaFreeAsync(scratch, stream);
     for (void* p : kept) (void)cudaFreeAsync(p, stream);
     if (scratchDone != nullptr) (void)cudaEventDestroy(scratchDone);

@@ -64,12 +64,12 @@ std::string streamName(cudaStream_t s) {
 
 // Grows the scratch to `bytes` (never while capturing: an allocation there would be the graph's).
 // Waits for every call that may still use the old one; a buffer a graph captured is kept.
-Status ensureScratch(Comm& c, IssuingThread me, size_t bytes, bool capturing,
-                     const std::string& what) {
+template <typename What>
+Status ensureScratch(Comm& c, IssuingThread me, size_t bytes, bool capturing, What what) {
   DeviceState& d = *c.device();
   if (bytes <= d.scratchBytes) return Status::ok();
   if (capturing) {
-    return invalidUsage(what + " needs " + std::to_string(bytes) +
+    return invalidUsage(what() + " needs " + std::to_string(bytes) +
                         " bytes of device scratch, more than this communicator's calls used "
                         "before, while its stream captures a CUDA graph: run one such call "
                         "before capturing (as PyTorch's warm-up iterations do)");
@@ -327,18 +327,19 @@ Status submitDevice(Comm& c, IssuingThread me, const std::vector<Prepared>& call
     const cudaStream_t s = cudaOf(stream);
     if (std::find(streams.begin(), streams.end(), s) == streams.end()) streams.push_back(s);
   }
-  const std::string what = callContext(c, calls[0].call, calls.size());
+  // Named only for a message: a call's way here is its latency floor.
+  auto what = [&] { return callContext(c, calls[0].call, calls.size()); };
   // Capture: every stream of a group in the same one, or none.
   StatusOr<Capture> first = captureOf(streams[0]);
-  if (!first.isOk()) return refused(c, calls, first.status().withContext(what));
+  if (!first.isOk()) return refused(c, calls, first.status().withContext(what()));
   const Capture cap = first.value();
   for (size_t i = 1; i < streams.size(); ++i) {
     StatusOr<Capture> other = captureOf(streams[i]);
-    if (!other.isOk()) return refused(c, calls, other.status().withContext(what));
+    if (!other.isOk()) return refused(c, calls, other.status().withContext(what()));
     if (other.value().active != cap.active || other.value().id != cap.id) {
       return refused(c, calls,
-                     invalidUsage(what + ": its streams must all capture the same CUDA graph, "
-                                         "or none"));
+                     invalidUsage(what() + ": its streams must all capture the same CUDA graph, "
+                                           "or none"));
     }
   }
   bool allStream = true, streamSteps = false;

@@ -24,6 +24,14 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+def local_rank():
+    """The launcher's local rank (torchrun's, Open MPI's, MPICH's or Slurm's), -1 if none."""
+    for name in ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"):
+        if os.environ.get(name):
+            return int(os.environ[name])
+    return -1
+
+
 def require_torch():
     try:
         import torch  # noqa: F401

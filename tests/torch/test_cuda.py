@@ -19,7 +19,6 @@ the group's timeout (60 s) makes a collective that waits for ever fail with stra
 
     mpiexec -n 2 python3 tests/torch/test_cuda.py
 """
-import os
 import time
 
 import harness
@@ -53,11 +52,7 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 SIZES = [0, 1, 1021, (1 << 16) + 3]
 AVG_RTOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-6}
 
-local = -1
-for name in ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"):
-    if os.environ.get(name):
-        local = int(os.environ[name])
-        break
+local = harness.local_rank()
 ndev = torch.cuda.device_count()
 dev = torch.device("cuda", max(local, 0) % ndev)
 if rank == 0:

@@ -11,8 +11,6 @@ corrupting the graph, and the group must keep working outside the capture.
 
     mpiexec -n 1 python3 tests/torch/test_cuda_graph.py
 """
-import os
-
 import harness
 
 harness.require_torch()
@@ -27,11 +25,7 @@ rank, size = harness.start(watchdog_s=90)
 import torch.distributed as dist  # noqa: E402
 
 ck = harness.Checker(rank)
-local = -1
-for name in ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"):
-    if os.environ.get(name):
-        local = int(os.environ[name])
-        break
+local = harness.local_rank()
 ndev = torch.cuda.device_count()
 dev = torch.device("cuda", max(local, 0) % ndev)
 torch.cuda.set_device(dev)
