@@ -7,6 +7,10 @@
 //   cudaMemset   device memory: returns at once (legacy stream); pinned host memory: when done.
 //   *Async       queued on the stream, host memory read or written when the stream gets there.
 //   cudaFree, cudaFreeHost   wait for every stream first (they synchronise the device).
+// During a stream capture (capture.cc), the synchronous calls (allocation, freeing, cudaMemcpy,
+// cudaMemset) are CUDA's "potentially unsafe" calls: refused unless the thread's capture mode
+// allows them. cudaMallocAsync and cudaFreeAsync on a capturing stream are refused too, which is
+// stricter than CUDA: CUDA records graph memory nodes, which the stand-in does not model.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -104,16 +108,33 @@ Op copyOp(const char* call, char* dst, const char* src, size_t bytes) {
 }
 
 // Queues a marker on the legacy stream (with its implicit synchronisation) and waits for it.
-void syncLegacy(const StreamRef& legacy, const char* who) {
+cudaError_t syncLegacy(const StreamRef& legacy, const char* who) {
   Op marker;
   marker.what = std::string(who) + " (host waits here)";
   marker.body = [] {};
-  legacy->waitFor(submit(legacy, std::move(marker)), who);
+  uint64_t t = 0;
+  if (cudaError_t e = submit(legacy, std::move(marker), who, &t); e != cudaSuccess) return e;
+  legacy->waitFor(t, who);
+  return cudaSuccess;
 }
 
-cudaError_t allocateOr(void** ptr, size_t size, MemKind kind, unsigned flags, const char* call) {
+// cudaMallocAsync and cudaFreeAsync on a capturing stream.
+cudaError_t refuseMemoryNode(const StreamRef& s, const char* call) {
+  CaptureRef c = captureOf(s);
+  if (!c) return cudaSuccess;
+  return refuseInCapture(c, cudaErrorStreamCaptureUnsupported, call,
+                         "the stand-in does not model graph memory nodes (CUDA would record "
+                         "one here)");
+}
+
+// `unsafe`: a potentially unsafe call during capture (all but the stream-ordered cudaMallocAsync).
+cudaError_t allocateOr(void** ptr, size_t size, MemKind kind, unsigned flags, const char* call,
+                       bool unsafe = true) {
   if (cudaError_t e = initCheck(call); e != cudaSuccess) return e;
   if (ptr == nullptr) return fail(cudaErrorInvalidValue, call, "the result pointer is NULL");
+  if (unsafe) {
+    if (cudaError_t e = unsafeCallCheck(call); e != cudaSuccess) return e;
+  }
   *ptr = nullptr;
   if (size == 0) return cudaSuccess;
   *ptr = allocate(kind, size, flags);
@@ -125,6 +146,7 @@ cudaError_t allocateOr(void** ptr, size_t size, MemKind kind, unsigned flags, co
 
 cudaError_t freeSynchronising(void* ptr, MemKind kind, const char* call) {
   if (cudaError_t e = initCheck(call); e != cudaSuccess) return e;
+  if (cudaError_t e = unsafeCallCheck(call); e != cudaSuccess) return e;
   if (ptr == nullptr) return cudaSuccess;
   Region r;
   if (!find(ptr, &r) || r.base != ptr || r.kind != kind) {
@@ -148,13 +170,16 @@ cudaError_t cudaFree(void* devPtr) { return freeSynchronising(devPtr, MemKind::k
 // Stream-ordered: the memory exists at once (work queued later may use it); freeing waits for
 // the work queued before it on the stream.
 cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t stream) {
-  if (!streamOf(stream, "cudaMallocAsync")) return lastError();
-  return allocateOr(devPtr, size, MemKind::kDevice, 0, "cudaMallocAsync");
+  StreamRef s = streamOf(stream, "cudaMallocAsync");
+  if (!s) return lastError();
+  if (cudaError_t e = refuseMemoryNode(s, "cudaMallocAsync"); e != cudaSuccess) return e;
+  return allocateOr(devPtr, size, MemKind::kDevice, 0, "cudaMallocAsync", /*unsafe=*/false);
 }
 
 cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t stream) {
   StreamRef s = streamOf(stream, "cudaFreeAsync");
   if (!s) return lastError();
+  if (cudaError_t e = refuseMemoryNode(s, "cudaFreeAsync"); e != cudaSuccess) return e;
   if (devPtr == nullptr) return cudaSuccess;
   Region r;
   if (!find(devPtr, &r) || r.base != devPtr || r.kind != MemKind::kDevice) {
@@ -163,8 +188,7 @@ cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t stream) {
   Op op;
   op.what = "cudaFreeAsync";
   op.body = [devPtr] { release(devPtr, MemKind::kDevice); };
-  submit(s, std::move(op));
-  return cudaSuccess;
+  return submit(s, std::move(op), "cudaFreeAsync");
 }
 
 cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
@@ -218,21 +242,23 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind 
   const char* call = "cudaMemcpy";
   StreamRef legacy = streamOf(nullptr, call);
   if (!legacy) return lastError();
+  if (cudaError_t e = unsafeCallCheck(call); e != cudaSuccess) return e;
   if (count == 0) return cudaSuccess;
   End d, s;
   if (cudaError_t e = resolveCopy(dst, src, count, kind, call, &d, &s); e != cudaSuccess) return e;
   if (d.side == Side::kDevice && s.side == Side::kPageable) {
     // The source goes to a staging buffer at once; the copy to the device lands later.
-    syncLegacy(legacy, call);
+    if (cudaError_t e = syncLegacy(legacy, call); e != cudaSuccess) return e;
     auto staged = std::make_shared<std::vector<char>>(s.at, s.at + count);
     Op op;
     op.what = "cudaMemcpy from pageable memory, " + std::to_string(count) + " bytes";
     char* to = d.at;
     op.body = [staged, to] { std::memcpy(to, staged->data(), staged->size()); };
-    submit(legacy, std::move(op));
-    return cudaSuccess;
+    return submit(legacy, std::move(op), call);
   }
-  const uint64_t t = submit(legacy, copyOp(call, d.at, s.at, count));
+  uint64_t t = 0;
+  if (cudaError_t e = submit(legacy, copyOp(call, d.at, s.at, count), call, &t); e != cudaSuccess)
+    return e;
   if (d.side != Side::kDevice || s.side != Side::kDevice) legacy->waitFor(t, call);
   return cudaSuccess;
 }
@@ -245,8 +271,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   if (count == 0) return cudaSuccess;
   End d, s;
   if (cudaError_t e = resolveCopy(dst, src, count, kind, call, &d, &s); e != cudaSuccess) return e;
-  submit(st, copyOp(call, d.at, s.at, count));
-  return cudaSuccess;
+  return submit(st, copyOp(call, d.at, s.at, count), call);
 }
 
 namespace {
@@ -264,7 +289,8 @@ cudaError_t memsetOn(const StreamRef& st, void* devPtr, int value, size_t count,
   op.what = std::string(call) + " of " + std::to_string(count) + " bytes";
   char* at = d.at;
   op.body = [at, value, count] { std::memset(at, value, count); };
-  const uint64_t t = submit(st, std::move(op));
+  uint64_t t = 0;
+  if (cudaError_t e = submit(st, std::move(op), call, &t); e != cudaSuccess) return e;
   if (sync && d.side == Side::kPinned) st->waitFor(t, call);
   return cudaSuccess;
 }
@@ -274,6 +300,7 @@ cudaError_t memsetOn(const StreamRef& st, void* devPtr, int value, size_t count,
 cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
   StreamRef legacy = streamOf(nullptr, "cudaMemset");
   if (!legacy) return lastError();
+  if (cudaError_t e = unsafeCallCheck("cudaMemset"); e != cudaSuccess) return e;
   return memsetOn(legacy, devPtr, value, count, "cudaMemset", /*sync=*/true);
 }
 

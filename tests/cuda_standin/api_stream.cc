@@ -1,4 +1,7 @@
-// The stand-in's streams, events and synchronisation calls (runtime.h has the machinery).
+// The stand-in's streams, events and synchronisation calls (runtime.h has the machinery). On a
+// capturing stream (capture.cc), an event record marks a point of the capture instead of the
+// stream's queue, a wait for such an event joins the capture, and waiting for either from the
+// host fails, as in CUDA.
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -10,9 +13,11 @@ using namespace cuda_standin;  // NOLINT: the API below is CUDA's, at global sco
 
 namespace {
 
-// One cudaEventRecord: where in which stream, and when the stream got there.
+// One cudaEventRecord: where in which stream, and when the stream got there; or, recorded on a
+// capturing stream, where in which capture (then `at` names no stream).
 struct Record {
   Point at;
+  CapturedAt captured;
   std::atomic<int64_t> doneNs{-1};
 };
 
@@ -82,19 +87,27 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     return fail(cudaErrorInvalidResourceHandle, "cudaStreamDestroy",
                 "not a stream created by cudaStreamCreate*");
   }
+  captureForget(s);
   s->retire();
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  StreamRef s = streamOf(stream, "cudaStreamSynchronize");
+  const char* call = "cudaStreamSynchronize";
+  StreamRef s = streamOf(stream, call);
   if (!s) return lastError();
+  if (CaptureRef c = captureOf(s)) {
+    return refuseInCapture(c, cudaErrorStreamCaptureUnsupported, call,
+                           "synchronising a capturing stream (its work is recorded, not run)");
+  }
   if (s->legacy()) {
     // The legacy stream also waits for the blocking streams' earlier work.
     Op marker;
     marker.what = "cudaStreamSynchronize (host waits here)";
     marker.body = [] {};
-    s->waitFor(submit(s, std::move(marker)), "cudaStreamSynchronize");
+    uint64_t t = 0;
+    if (cudaError_t e = submit(s, std::move(marker), call, &t); e != cudaSuccess) return e;
+    s->waitFor(t, call);
   } else {
     s->waitFor(s->tail(), "cudaStreamSynchronize");
   }
@@ -102,8 +115,16 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
-  StreamRef s = streamOf(stream, "cudaStreamQuery");
+  const char* call = "cudaStreamQuery";
+  StreamRef s = streamOf(stream, call);
   if (!s) return lastError();
+  if (CaptureRef c = captureOf(s)) {
+    return refuseInCapture(c, cudaErrorStreamCaptureUnsupported, call,
+                           "querying a capturing stream (its work is recorded, not run)");
+  }
+  if (s->legacy()) {
+    if (cudaError_t e = legacyUseCheck(call); e != cudaSuccess) return e;
+  }
   return s->reached(s->tail()) ? cudaSuccess : cudaErrorNotReady;  // not an error to record
 }
 
@@ -116,17 +137,27 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   if (flags != cudaEventWaitDefault) {
     return fail(cudaErrorInvalidValue, "cudaStreamWaitEvent", "flags other than 0");
   }
+  if (rec && rec->captured.capture) {
+    return captureEventWait(s, rec->captured, "cudaStreamWaitEvent");
+  }
   if (!rec) return cudaSuccess;  // never recorded: nothing to wait for
+  if (CaptureRef c = captureOf(s)) {
+    return refuseInCapture(c, cudaErrorStreamCaptureIsolation, "cudaStreamWaitEvent",
+                           "the event was recorded outside the capture, on " +
+                               rec->at.stream->describe() +
+                               ": a dependency across the capture's boundary");
+  }
   Op op;
   op.what = "cudaStreamWaitEvent";
   op.after.push_back(rec->at);  // the record at the time of this call, as CUDA takes it
   op.body = [] {};
-  submit(s, std::move(op));
-  return cudaSuccess;
+  return submit(s, std::move(op), "cudaStreamWaitEvent");
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
   if (cudaError_t e = initCheck("cudaDeviceSynchronize"); e != cudaSuccess) return e;
+  if (cudaError_t e = unsafeCallCheck("cudaDeviceSynchronize"); e != cudaSuccess) return e;
+  if (cudaError_t e = deviceSyncCheck("cudaDeviceSynchronize"); e != cudaSuccess) return e;
   waitAll(allTails(), "cudaDeviceSynchronize");
   return cudaSuccess;
 }
@@ -169,10 +200,16 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   Event* ev = nullptr;
   if (!eventOf(event, "cudaEventRecord", &ev)) return lastError();
   auto rec = std::make_shared<Record>();
-  Op op;
-  op.what = "cudaEventRecord";
-  op.body = [rec] { rec->doneNs = nowNs(); };
-  rec->at = {s, submit(s, std::move(op))};
+  if (cudaError_t e = captureEventRecord(s, "cudaEventRecord", &rec->captured); e != cudaSuccess)
+    return e;
+  if (!rec->captured.capture) {
+    Op op;
+    op.what = "cudaEventRecord";
+    op.body = [rec] { rec->doneNs = nowNs(); };
+    uint64_t t = 0;
+    if (cudaError_t e = submit(s, std::move(op), "cudaEventRecord", &t); e != cudaSuccess) return e;
+    rec->at = {s, t};
+  }
   Events& e = events();
   std::lock_guard<std::mutex> lock(e.mutex);
   if (e.live.count(ev) == 0) {
@@ -186,7 +223,9 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   Event* ev = nullptr;
   std::shared_ptr<Record> rec;
   if (!eventOf(event, "cudaEventQuery", &ev, &rec)) return lastError();
+  if (cudaError_t e = unsafeCallCheck("cudaEventQuery"); e != cudaSuccess) return e;
   if (!rec) return cudaSuccess;
+  if (rec->captured.capture) return refuseCapturedEvent(rec->captured, "cudaEventQuery");
   return rec->at.stream->reached(rec->at.ticket) ? cudaSuccess : cudaErrorNotReady;
 }
 
@@ -194,7 +233,10 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   Event* ev = nullptr;
   std::shared_ptr<Record> rec;
   if (!eventOf(event, "cudaEventSynchronize", &ev, &rec)) return lastError();
-  if (rec) rec->at.stream->waitFor(rec->at.ticket, "cudaEventSynchronize");
+  if (cudaError_t e = unsafeCallCheck("cudaEventSynchronize"); e != cudaSuccess) return e;
+  if (!rec) return cudaSuccess;
+  if (rec->captured.capture) return refuseCapturedEvent(rec->captured, "cudaEventSynchronize");
+  rec->at.stream->waitFor(rec->at.ticket, "cudaEventSynchronize");
   return cudaSuccess;
 }
 
@@ -206,6 +248,11 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
     return lastError();
   }
   if (ms == nullptr) return fail(cudaErrorInvalidValue, "cudaEventElapsedTime", "ms is NULL");
+  for (const auto* r : {&ra, &rb}) {
+    if (*r && (*r)->captured.capture) {
+      return refuseCapturedEvent((*r)->captured, "cudaEventElapsedTime");
+    }
+  }
   if (((a->flags | b->flags) & cudaEventDisableTiming) != 0 || !ra || !rb) {
     return fail(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime",
                 "an event without timing, or never recorded");

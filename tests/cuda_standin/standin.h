@@ -15,7 +15,12 @@
 //   - a kernel is loaded at its first launch or cudaFuncGetAttributes, and loading waits until
 //     no kernel runs (CUDA's lazy loading, CUDA_MODULE_LOADING=LAZY, the default);
 //   - calls that synchronise the device (cudaFree, cudaFreeHost, cudaDeviceSynchronize) wait for
-//     every stream, a spinning kernel's included, as on a GPU.
+//     every stream, a spinning kernel's included, as on a GPU;
+//   - a capturing stream records its work into a graph instead of running it, with CUDA's rules
+//     for forks through events, joins and invalid calls (capture.cc); a graph's launch runs each
+//     recorded body again, one after another in recording order (api_graph.cc);
+//   - stream memory operations (cuStreamWaitValue32, cuStreamWriteValue32) through
+//     cudaGetDriverEntryPoint*: a wait polls on its stream's thread and is no kernel (memops.cc).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,9 +44,12 @@ struct Kernel {
 void* deviceAccess(const void* ptr, size_t bytes, cudaError_t* err);
 
 // Enqueues `body` on `stream` as one launch of `kernel`: it runs on the stream's thread after
-// the stream's earlier work, while later work waits for it. Returns, and sets as the thread's
-// last error, what a launch would: cudaErrorInvalidResourceHandle for a stream that does not
-// exist. `what` names the launch in the stand-in's diagnostics (a wait that lasts).
+// the stream's earlier work, while later work waits for it. On a capturing stream it is recorded
+// instead, and each launch of the graph calls it again: `body` must be re-runnable, reading what
+// it captured by value (the addresses a kernel's parameters name), never consuming it. Returns,
+// and sets as the thread's last error, what a launch would: cudaErrorInvalidResourceHandle for a
+// stream that does not exist, cudaErrorStreamCaptureInvalidated on a stream of an invalidated
+// capture. `what` names the launch in the stand-in's diagnostics (a wait that lasts).
 cudaError_t launch(const Kernel& kernel, cudaStream_t stream, std::string what,
                    std::function<void()> body);
 

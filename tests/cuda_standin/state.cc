@@ -53,6 +53,16 @@ Config readConfig() {
       c.initError = "CUDA_MODULE_LOADING='" + mode + "' is not LAZY, EAGER or DEFAULT";
     }
   }
+  if (const char* m = std::getenv("CUDA_STANDIN_MEMOPS")) {
+    const std::string mode = m;
+    if (mode == "0") {
+      c.memOps = MemOps::kAbsent;
+    } else if (mode == "unsupported") {
+      c.memOps = MemOps::kUnsupported;
+    } else if (mode != "1") {
+      c.initError = "CUDA_STANDIN_MEMOPS='" + mode + "' is not 1, 0 or unsupported";
+    }
+  }
   if (c.initError.empty() && c.maxDelayUs > 0) {
     std::fprintf(stderr,
                  "cuda stand-in: queued operations wait up to %llu us at random; seed %llu "
@@ -76,9 +86,42 @@ cudaError_t& lastError() {
   return err;
 }
 
+namespace {
+
+// The names of the codes graph capture returns, which api_device.cc's table (cudaGetErrorName)
+// does not know yet.
+const char* errorName(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalState:
+      return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported:
+      return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+      return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureMerge:
+      return "cudaErrorStreamCaptureMerge";
+    case cudaErrorStreamCaptureUnmatched:
+      return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureUnjoined:
+      return "cudaErrorStreamCaptureUnjoined";
+    case cudaErrorStreamCaptureIsolation:
+      return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorStreamCaptureImplicit:
+      return "cudaErrorStreamCaptureImplicit";
+    case cudaErrorCapturedEvent:
+      return "cudaErrorCapturedEvent";
+    case cudaErrorStreamCaptureWrongThread:
+      return "cudaErrorStreamCaptureWrongThread";
+    default:
+      return cudaGetErrorName(err);
+  }
+}
+
+}  // namespace
+
 cudaError_t fail(cudaError_t err, const char* call, const std::string& why) {
   lastError() = err;
-  std::fprintf(stderr, "cuda stand-in: %s: %s (%s)\n", call, why.c_str(), cudaGetErrorName(err));
+  std::fprintf(stderr, "cuda stand-in: %s: %s (%s)\n", call, why.c_str(), errorName(err));
   return err;
 }
 
@@ -147,8 +190,7 @@ cudaError_t launch(const Kernel& kernel, cudaStream_t stream, std::string what,
   op.what = std::move(what);
   op.kernel = true;
   op.body = std::move(body);
-  submit(s, std::move(op));
-  return cudaSuccess;
+  return submit(s, std::move(op), "kernel launch");
 }
 
 }  // namespace cuda_standin

@@ -170,6 +170,15 @@ StreamRef streamOf(cudaStream_t handle, const char* call) {
   return it->second;
 }
 
+StreamRef findStream(cudaStream_t handle) {
+  if (!config().initError.empty() || handle == cudaStreamPerThread) return nullptr;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (isLegacy(handle)) return r.legacyLocked();
+  const auto it = r.live.find(handle);
+  return it == r.live.end() ? nullptr : it->second;
+}
+
 cudaStream_t registerStream(const StreamRef& s) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -192,12 +201,24 @@ StreamRef unregisterStream(cudaStream_t handle) {
   return s;
 }
 
-uint64_t submit(const StreamRef& s, Op op) {
+cudaError_t submitAll(const StreamRef& s, std::vector<Op> ops, const char* call,
+                      uint64_t* ticket) {
   Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);  // the tails below and the enqueue, as one step
-  auto addTail = [&op](const StreamRef& other) {
+  // The tails below, the capture checks and the enqueues, as one step: nothing of another
+  // thread's lands between `ops`, and no capture begins or ends in between.
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (ticket != nullptr) *ticket = 0;
+  if (ops.empty()) return cudaSuccess;
+  bool recorded = false;
+  if (cudaError_t e = recordIfCapturing(s, &ops, call, &recorded); e != cudaSuccess) return e;
+  if (recorded) return cudaSuccess;
+  if (s->legacy()) {
+    if (cudaError_t e = legacyUseCheck(call); e != cudaSuccess) return e;
+  }
+  Op& first = ops.front();
+  auto addTail = [&first](const StreamRef& other) {
     const uint64_t t = other->tail();
-    if (t > 0 && !other->reached(t)) op.after.push_back({other, t});
+    if (t > 0 && !other->reached(t)) first.after.push_back({other, t});
   };
   if (s->legacy()) {
     for (const auto& entry : r.live) {
@@ -206,7 +227,16 @@ uint64_t submit(const StreamRef& s, Op op) {
   } else if (s->blocking()) {
     addTail(r.legacyLocked());
   }
-  return s->enqueue(std::move(op));
+  uint64_t last = 0;
+  for (Op& op : ops) last = s->enqueue(std::move(op));
+  if (ticket != nullptr) *ticket = last;
+  return cudaSuccess;
+}
+
+cudaError_t submit(const StreamRef& s, Op op, const char* call, uint64_t* ticket) {
+  std::vector<Op> ops;
+  ops.push_back(std::move(op));
+  return submitAll(s, std::move(ops), call, ticket);
 }
 
 std::vector<Point> allTails() {
