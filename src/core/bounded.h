@@ -42,10 +42,13 @@ Status bounded(Comm& c, const Call& first, size_t calls, Body body) {
 Status setupFailed(Comm& c, const Status& why, const std::string& what);
 
 // prepare() (prepareForced() with `forced`, preparePack() with `pack`'s members; `device`:
-// for device memory) under the deadline, failing as setupFailed.
+// for device memory, `capturing`: while its stream captures a CUDA graph) under the deadline,
+// failing as setupFailed; except a setup refused during capture (strataInvalidUsage, agreed by
+// every rank: core/device_side.h), which ends the call's record and leaves the communicator
+// usable.
 StatusOr<Prepared> prepareBounded(Comm& c, IssuingThread me, const Call& call,
                                   const Forced* forced = nullptr, bool device = false,
-                                  std::vector<Call>* pack = nullptr);
+                                  std::vector<Call>* pack = nullptr, bool capturing = false);
 
 // The narrow view of `c` a run takes (core/run.h), on `x`'s memory.
 inline RunContext runContextOf(Comm& c, Executor& x) {

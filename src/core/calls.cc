@@ -35,12 +35,17 @@ Status setupFailed(Comm& c, const Status& why, const std::string& what) {
 }
 
 StatusOr<Prepared> prepareBounded(Comm& c, IssuingThread me, const Call& call,
-                                  const Forced* forced, bool device, std::vector<Call>* pack) {
+                                  const Forced* forced, bool device, std::vector<Call>* pack,
+                                  bool capturing) {
   deadline::Scope scope(c.settings().timeoutSeconds, c.cancelFlag(), c.settings().timeoutSource);
   StatusOr<Prepared> p = pack != nullptr     ? preparePack(c, me, call, std::move(*pack))
                          : forced != nullptr ? prepareForced(c, me, call, *forced)
-                                             : prepare(c, me, call, device);
+                                             : prepare(c, me, call, device, capturing);
   if (p.isOk()) return p;
+  if (capturing && p.status().code() == Code::kInvalidUsage) {
+    c.flightRecorder().finished(call.record, p.status());
+    return p.status();
+  }
   return setupFailed(c, p.status(),
                      std::string(collectiveName(call.coll)) + " #" + std::to_string(call.seq) +
                          " (" + std::to_string(call.count) + " " + dataTypeName(call.type) + ")");
@@ -206,15 +211,18 @@ StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<Grou
   if (!fuse)
     c.issued(me).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
+  std::vector<bool> capturing(calls.size(), false);
   for (size_t i = 0; i < calls.size(); ++i) {
     all.push_back(calls[i].call);
-    // A device call that would set up while its stream captures a graph is refused before it is
-    // numbered: nothing of it happened (core/device_side.h).
+    // A device call made while its stream captures a graph, on a communicator whose device
+    // side does not exist yet, is refused before it is numbered: nothing of it happened
+    // (core/device_side.h).
     if (places[i] == Place::kDevice && all[i].count > 0) {
       if (forced != nullptr) {
         return invalidArgument("a forced plan or form runs on host buffers only");
       }
-      STRATA_RETURN_IF_ERROR(checkCaptureSetup(c, all[i], calls[i].stream));
+      STRATA_ASSIGN_OR_RETURN(Capture cap, checkCaptureSetup(c, calls[i].stream));
+      capturing[i] = cap.active;
     }
   }
   STRATA_RETURN_IF_ERROR(numberAndRecord(c, me, all.data(), all.size()));
@@ -227,7 +235,8 @@ StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<Grou
       host.push_back(all[i]);
       (calls[i].nonblocking ? queued : blocks) = true;
     } else if (all[i].count > 0) {  // a device call of count 0 has nothing to order
-      STRATA_ASSIGN_OR_RETURN(Prepared p, prepareBounded(c, me, all[i], forced, true));
+      STRATA_ASSIGN_OR_RETURN(
+          Prepared p, prepareBounded(c, me, all[i], forced, true, nullptr, capturing[i]));
       device.push_back(std::move(p));
       streams.push_back(calls[i].stream);
     }

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "common/datatype.h"
 #include "common/log.h"
 #include "core/device_state.h"
 #include "core/prepare.h"
@@ -21,9 +22,7 @@ namespace strata::core {
 
 StatusOr<Place> placeOf(const Comm&, const void*, const void*) { return Place::kHost; }
 
-bool deviceSetupNeeded(Comm&, const Call&) { return false; }
-
-Status setUpDevice(Comm&, IssuingThread, const Call&, const Program&) {
+Status setUpDevice(Comm&, IssuingThread, const Call&, const Program&, bool) {
   return internalError("a device call in a build without CUDA");
 }
 
@@ -102,15 +101,31 @@ Status ensureDeviceFabrics(Comm& c, const std::vector<LevelGroup*>& groups) {
   return boot::agree(c.bootstrap(), first);
 }
 
-}  // namespace
-
-bool deviceSetupNeeded(Comm& c, const Call& call) {
-  // Decided from the call alone, the same on every rank: never from local state.
-  return c.device() == nullptr || c.device()->prepared.count(keyOf(call)) == 0;
+// Setup during a capture: only what needs no CUDA (host collectives), so only when every
+// group of the program already has its device fabric, on every rank (agreed).
+Status setUpCapturing(Comm& c, const Call& call, const Program& prog) {
+  bool missing = c.device() == nullptr;
+  for (LevelGroup* g : groupsOf(c, prog)) missing = missing || (g->fabric && !g->deviceFabric);
+  STRATA_RETURN_IF_ERROR(boot::agree(
+      c.bootstrap(),
+      missing ? invalidUsage(std::string("the first ") + collectiveName(call.coll) + " of " +
+                             std::to_string(call.count) + " " + dataTypeName(call.type) +
+                             " on device memory needs a device fabric (an NCCL communicator) "
+                             "that no earlier call made, which cannot be captured in a CUDA "
+                             "graph: run one such call before capturing (as PyTorch's warm-up "
+                             "iterations do)")
+              : Status::ok()));
+  c.device()->prepared.insert(keyOf(call));
+  return Status::ok();
 }
 
-Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog) {
-  if (!deviceSetupNeeded(c, call)) return Status::ok();
+}  // namespace
+
+Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog,
+                   bool capturing) {
+  // Decided from the call alone, the same on every rank: never from local state.
+  if (c.device() != nullptr && c.device()->prepared.count(keyOf(call)) != 0) return Status::ok();
+  if (capturing) return setUpCapturing(c, call, prog);
   // Setup is collective and may use the GPU in ways a gated stream would block: wait for the
   // queued calls first.
   STRATA_RETURN_IF_ERROR(c.quiesce(me));

@@ -28,10 +28,12 @@ StatusOr<Place> placeOf(const Comm& c, const void* send, const void* recv);
 // (collective, count, type), the device state when there is none, then the device fabric of
 // every group the call's program `prog` runs on (groupsOf) that has none, after the calls already
 // queued ran (NCCL's init must not meet a gated stream). Collective, issuing thread.
-Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog);
-// Whether the next call of `call`'s (collective, count, type) sets anything up (what a call made
-// while its stream captures a CUDA graph may not do).
-bool deviceSetupNeeded(Comm& c, const Call& call);
+// `capturing` (the call's stream captures a CUDA graph): nothing that needs CUDA may be made
+// (NCCL's init, a stream, pinned memory). The ranks agree whether any of them would have to
+// make a device fabric; if one would, every rank refuses the call with strataInvalidUsage
+// (saying it "cannot be captured"), at the same point, so the communicator stays usable.
+Status setUpDevice(Comm& c, IssuingThread me, const Call& call, const Program& prog,
+                   bool capturing = false);
 
 // Whether `stream` is capturing a CUDA graph, and its capture's id. An error from CUDA (e.g. the
 // legacy stream while another thread captures) is returned as is.
@@ -41,10 +43,11 @@ struct Capture {
 };
 StatusOr<Capture> captureOf(strataStream_t stream);
 
-// Refuses a device call that would set something up while its stream captures a graph
-// (checked before the call is numbered, so that nothing of it happened): setup synchronises
-// and allocates, which a capture forbids. Issuing thread.
-Status checkCaptureSetup(Comm& c, const Call& call, strataStream_t stream);
+// Whether `stream` captures; refuses a device call made while it does on a communicator whose
+// device side does not exist yet (checked before the call is numbered, so that nothing of it
+// happened): making it creates streams and pinned memory, which a capture forbids. Issuing
+// thread.
+StatusOr<Capture> checkCaptureSetup(Comm& c, strataStream_t stream);
 
 // Runs `calls` (prepared for device memory by the issue path, core/calls.cc, each of count > 0)
 // on device buffers (one call, or a group's device calls on this communicator: run.h runGroup),

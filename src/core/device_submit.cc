@@ -17,10 +17,11 @@
 // communicator's work across streams.
 //
 // CUDA graph capture: a call whose stream captures is enqueued like any stream call, so it is
-// captured. It may not set anything up (checkCaptureSetup, before it is numbered), grow the
-// scratch, or have a host stage: those are refused with strataInvalidUsage and a message naming
-// the stage, before anything is enqueued. Graph memory stays valid: a scratch buffer a capture
-// used is never freed before the communicator.
+// captured. It may not make anything that needs CUDA (the device side: checkCaptureSetup,
+// before it is numbered; a device fabric: setUpDevice, agreed by the ranks), grow the scratch,
+// or have a host stage: those are refused with strataInvalidUsage and a message naming what,
+// before anything is enqueued. Graph memory stays valid: a scratch buffer a capture used is
+// never freed before the communicator.
 #include "core/device_side.h"
 
 #ifdef STRATA_HAVE_CUDA
@@ -43,7 +44,7 @@ namespace strata::core {
 
 StatusOr<Capture> captureOf(strataStream_t) { return Capture{}; }
 
-Status checkCaptureSetup(Comm&, const Call&, strataStream_t) { return Status::ok(); }
+StatusOr<Capture> checkCaptureSetup(Comm&, strataStream_t) { return Capture{}; }
 
 Status submitDevice(Comm&, IssuingThread, const std::vector<Prepared>&,
                     const std::vector<strataStream_t>&) {
@@ -308,15 +309,14 @@ StatusOr<Capture> captureOf(strataStream_t stream) {
   return cap;
 }
 
-Status checkCaptureSetup(Comm& c, const Call& call, strataStream_t stream) {
+StatusOr<Capture> checkCaptureSetup(Comm& c, strataStream_t stream) {
   STRATA_ASSIGN_OR_RETURN(Capture cap, captureOf(stream));
-  if (!cap.active || !deviceSetupNeeded(c, call)) return Status::ok();
-  return invalidUsage(std::string("this is the communicator's first ") + collectiveName(call.coll) +
-                      " of " + std::to_string(call.count) + " " + dataTypeName(call.type) +
-                      " on device memory, made while " + streamName(cudaOf(stream)) +
-                      " captures a CUDA graph: its setup (device fabrics, NCCL communicators) "
-                      "cannot be captured; run one such call before capturing (as PyTorch's "
-                      "warm-up iterations do)");
+  if (!cap.active || c.device() != nullptr) return cap;
+  return invalidUsage("this is the communicator's first call on device memory, made while " +
+                      streamName(cudaOf(stream)) +
+                      " captures a CUDA graph: its device side (a stream, pinned memory, "
+                      "device fabrics) cannot be made during a capture; make one device call "
+                      "before capturing (as PyTorch's warm-up iterations do)");
 }
 
 Status submitDevice(Comm& c, IssuingThread me, const std::vector<Prepared>& calls,

@@ -272,7 +272,8 @@ StatusOr<Program> make(Comm& c, IssuingThread me, const LowerContext& lc, const 
 
 }  // namespace
 
-StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool device) {
+StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool device,
+                           bool capturing) {
   Prepared p;
   p.call = call;
   const bool rooted = call.coll == Collective::kBroadcast || call.coll == Collective::kReduce;
@@ -289,13 +290,13 @@ StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool dev
     // A device program's groups get their device fabrics, collectively (core/device_side.h),
     // on the first call of its kind: asked on a cache hit too, since the program cache's keys
     // may differ between ranks (inPlace), the device side's do not.
-    if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, *p.program));
+    if (device) STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, *p.program, capturing));
     return p;
   }
   const LowerContext lc = lowerContextOf(c, device);
   STRATA_ASSIGN_OR_RETURN(Program made, make(c, me, lc, call, inPlace));
   if (device) {
-    STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, made));
+    STRATA_RETURN_IF_ERROR(setUpDevice(c, me, call, made, capturing));
     // The route, now that the device fabrics exist: part of the program from here on.
     routeProgram(made, [](const LevelGroup& g) {
       return g.deviceFabric != nullptr && g.deviceFabric->streamOrdered();

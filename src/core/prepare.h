@@ -24,7 +24,10 @@ LowerContext lowerContextOf(Comm& c, bool device);
 
 // The call's program, from the cache of its shape or made now. Collective on the first call
 // that needs a plan or group (and, for device memory, device fabrics). Issuing thread only.
-StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool device = false);
+// `capturing`: a device call made while its stream captures a CUDA graph (its device setup may
+// then make nothing that needs CUDA: core/device_side.h).
+StatusOr<Prepared> prepare(Comm& c, IssuingThread me, const Call& call, bool device = false,
+                           bool capturing = false);
 // A fusion pack cut from a group's calls (core/fusion.h): `pack` is the allreduce of the whole
 // pack, in the fusion buffer; `members` its calls, in pack order. Issuing thread only.
 StatusOr<Prepared> preparePack(Comm& c, IssuingThread me, const Call& pack,

@@ -8,8 +8,9 @@
 //                     or UCX): capturing it is refused with strataInvalidUsage naming the stage,
 //                     before anything is enqueued, so the capture stays valid and the
 //                     communicator usable.
-// Either way: a call whose shape never ran before is refused during capture (its setup cannot be
-// captured), and calls outside the capture still work, before and after the replays.
+// Either way: a communicator's first device call is refused during capture (its device side
+// cannot be made then); a call of a new shape is captured where its stages are stream-ordered
+// (the device fabrics exist); calls outside the capture still work, before and after.
 // Exits 77 on every rank where no GPU is visible.
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -47,14 +48,14 @@ struct Calls {
   DeviceBuf src, sum, avg, rs, ag, bc;
   int size;
   Calls(int ranks)
-      : src(kCount * ranks), sum(kCount), avg(kCount), rs(kCount), ag(kCount * ranks),
+      : src(kCount * ranks + 2), sum(kCount), avg(kCount), rs(kCount), ag(kCount * ranks),
         bc(kCount), size(ranks) {}
   bool allocated() const {
     return src.p && sum.p && avg.p && rs.p && ag.p && bc.p;
   }
   // The inputs of round k, up on `s` (not captured: before a launch).
   bool upload(int rank, int k, cudaStream_t s, std::vector<float>& host) {
-    host.assign(kCount * size, 0);
+    host.assign(src.n, 0);  // every element: the new shape below reads kCount + 2 of them
     for (size_t i = 0; i < host.size(); ++i) host[i] = input(rank, k, i);
     return ok(cudaMemcpyAsync(src.p, host.data(), host.size() * sizeof(float),
                               cudaMemcpyHostToDevice, s)) &&
@@ -144,21 +145,63 @@ int main(int argc, char** argv) {
   h.expectSuccess(calls.issue(comm, s), "warm-up calls", comm);
   calls.check(h, rank, 0, s, "warm-up");
 
-  h.step("a call of a new shape during capture is refused");
+  h.step("a communicator's first device call during capture is refused");
   {
-    DeviceBuf other(kCount + 2);
+    strataComm_t fresh = nullptr;
+    h.expectSuccess(strataCommInitMPI(&fresh, MPI_COMM_WORLD), "a second communicator");
     h.expect(ok(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal)), "cudaStreamBeginCapture");
-    const strataResult_t rc = strataAllReduce(other.p, other.p, kCount + 2, strataFloat32,
-                                              strataSum, comm, reinterpret_cast<strataStream_t>(s));
-    const std::string why = strataGetLastError(comm);
+    const strataResult_t rc = strataAllReduce(calls.src.p, calls.sum.p, kCount, strataFloat32,
+                                              strataSum, fresh, reinterpret_cast<strataStream_t>(s));
+    const std::string why = strataGetLastError(fresh);
     cudaGraph_t g = nullptr;
     h.expect(ok(cudaStreamEndCapture(s, &g)), "the capture ends cleanly after a refused call");
     if (g != nullptr) (void)cudaGraphDestroy(g);
-    h.expect(rc == strataInvalidUsage, "a new shape during capture: strataInvalidUsage, got " +
-                                           std::to_string(rc) + ": " + why);
-    h.expect(why.find("cannot be captured") != std::string::npos &&
+    h.expect(rc == strataInvalidUsage, "a first device call during capture: strataInvalidUsage, "
+                                       "got " + std::to_string(rc) + ": " + why);
+    h.expect(why.find("first call on device memory") != std::string::npos &&
                  why.find("before capturing") != std::string::npos,
              "the refusal says why and what to do: " + why);
+    // The refused call left the communicator usable.
+    h.expect(calls.upload(rank, 4, s, host), "upload");
+    h.expectSuccess(strataAllReduce(calls.src.p, calls.sum.p, kCount, strataFloat32, strataSum,
+                                    fresh, reinterpret_cast<strataStream_t>(s)),
+                    "the second communicator's first call, outside the capture", fresh);
+    h.expect(ok(cudaStreamSynchronize(s)), "cudaStreamSynchronize");
+    h.expectSuccess(strataCommDestroy(fresh), "strataCommDestroy");
+  }
+
+  h.step("a call of a shape not seen before, during capture");
+  {
+    // Its setup needs no new device fabric (the warm-up made them), so it may be captured
+    // where every stage is stream-ordered.
+    DeviceBuf other(kCount + 2);
+    h.expect(ok(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal)), "cudaStreamBeginCapture");
+    const strataResult_t rc = strataAllReduce(calls.src.p, other.p, kCount + 2, strataFloat32,
+                                              strataMax, comm, reinterpret_cast<strataStream_t>(s));
+    const std::string why = strataGetLastError(comm);
+    cudaGraph_t g = nullptr;
+    h.expect(ok(cudaStreamEndCapture(s, &g)), "cudaStreamEndCapture");
+    if (expect == "refuse") {
+      h.expect(rc == strataInvalidUsage, "refused: " + std::to_string(rc) + ": " + why);
+    } else if (h.expectSuccess(rc, "a new shape captured", comm)) {
+      cudaGraphExec_t exec = nullptr;
+      h.expect(calls.upload(rank, 6, s, host), "upload");
+      if (h.expect(g != nullptr && ok(cudaGraphInstantiate(&exec, g, 0)), "instantiate")) {
+        h.expect(ok(cudaGraphLaunch(exec, s)), "cudaGraphLaunch");
+        std::vector<float> got(kCount + 2, -1);
+        h.expect(ok(cudaMemcpyAsync(got.data(), other.p, got.size() * sizeof(float),
+                                    cudaMemcpyDeviceToHost, s)) &&
+                     ok(cudaStreamSynchronize(s)),
+                 "download");
+        size_t bad = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          bad += got[i] != Calls::input(size - 1, 6, i) ? 1 : 0;
+        }
+        h.expect(bad == 0, "the new shape's max: " + std::to_string(bad) + " wrong");
+        (void)cudaGraphExecDestroy(exec);
+      }
+    }
+    if (g != nullptr) (void)cudaGraphDestroy(g);
   }
 
   h.step("capture");
