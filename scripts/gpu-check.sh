@@ -228,7 +228,7 @@ build_strata() {
   [ -f "$build/CMakeCache.txt" ] || configure -DSTRATA_WITH_TORCH=OFF || return 1
   # -k 0: one target that fails to build does not keep the others from the later phases.
   cmake --build "$build" -j "$(nproc)" --target strata strata_gpu_unit_tests \
-    strata_mpi_collectives strata-kernels strata-perf strata-info strata_nccl_dropin -- -k 0
+    strata_mpi_collectives strata_mpi_capture strata-kernels strata-perf strata-info strata_nccl_dropin -- -k 0
 }
 export root build deps lib NVCC CUDA_HOME PY out nt want_env
 export -f configure build_strata want

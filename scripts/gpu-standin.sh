@@ -88,7 +88,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 # What the GPU entries run, and nothing else (the host suite is scripts/test.sh's).
 cmake --build "$build" -j "$(nproc)" --target strata strata_gpu_unit_tests \
-  strata_mpi_collectives strata-kernels strata-perf strata-info
+  strata_mpi_collectives strata_mpi_capture strata-kernels strata-perf strata-info
 
 # ---- tests ---------------------------------------------------------------------------------
 strata_loopback_mpi
