@@ -31,6 +31,7 @@ struct DeviceState {
   // another stream waits for it (stream-ordered calls on different streams share the scratch).
   cudaEvent_t scratchDone = nullptr;
   bool scratchRecorded = false;          // scratchDone holds a point
+  cudaStream_t scratchStream = nullptr;  // ... on this stream
   bool scratchCaptured = false;          // ... recorded while its stream was capturing
   unsigned long long scratchCapture = 0; // ... in this capture
   bool scratchInGraph = false;           // a captured call used `scratch`: never freed early

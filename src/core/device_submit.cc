@@ -97,9 +97,10 @@ Status ensureScratch(Comm& c, IssuingThread me, size_t bytes, bool capturing, Wh
   return Status::ok();
 }
 
-// Before a call that uses the scratch runs on `s`: it waits for the last one that did.
+// Before a call that uses the scratch runs on `s`: it waits for the last one that did (on `s`
+// itself, the stream already orders them: nothing to enqueue).
 Status waitScratch(DeviceState& d, cudaStream_t s, const Capture& cap) {
-  if (!d.scratchRecorded) return Status::ok();
+  if (!d.scratchRecorded || d.scratchStream == s) return Status::ok();
   if (d.scratchCaptured) {
     // The last user was captured. Within the same capture the graph orders them; otherwise it
     // runs when its graph is launched, which the application orders (docs/gpu.md).
@@ -126,6 +127,7 @@ Status waitScratch(DeviceState& d, cudaStream_t s, const Capture& cap) {
 Status noteScratch(DeviceState& d, cudaStream_t s, const Capture& cap) {
   STRATA_CUDA_CHECK(cudaEventRecord(d.scratchDone, s));
   d.scratchRecorded = true;
+  d.scratchStream = s;
   d.scratchCaptured = cap.active;
   d.scratchCapture = cap.id;
   if (cap.active) d.scratchInGraph = true;
