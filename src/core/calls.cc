@@ -211,7 +211,7 @@ StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<Grou
   if (!fuse)
     c.issued(me).cutFusion();  // anything else ends the fusion queue's current run
   std::vector<Call> all;
-  std::vector<bool> capturing(calls.size(), false);
+  std::vector<bool> capturing;  // per call, sized at the first device call
   for (size_t i = 0; i < calls.size(); ++i) {
     all.push_back(calls[i].call);
     // A device call made while its stream captures a graph, on a communicator whose device
@@ -222,6 +222,7 @@ StatusOr<uint64_t> issuePlaced(Comm& c, IssuingThread me, const std::vector<Grou
         return invalidArgument("a forced plan or form runs on host buffers only");
       }
       STRATA_ASSIGN_OR_RETURN(Capture cap, checkCaptureSetup(c, calls[i].stream));
+      capturing.resize(calls.size(), false);
       capturing[i] = cap.active;
     }
   }

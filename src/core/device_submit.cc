@@ -139,17 +139,18 @@ bool usesScratch(const std::vector<Prepared>& calls) {
                      [](const Prepared& p) { return p.program->scratchBytes > 0; });
 }
 
-// Runs `calls` whole on the communicator's stream and waits for it: a gated group with host
-// stages only (progress thread), or any call or group on the calling thread after the streams
-// were waited for.
-Status runOnCommStream(Comm& c, const std::vector<Prepared>& calls) {
-  return bounded(c, calls[0].call, calls.size(), [&](RunningCall) -> Status {
+// Runs `body(RunContext&)` on the communicator's stream and waits for that stream, bounded as
+// `calls` calls from `first`: a joined call's host stage or a gated group of host stages only
+// (progress thread), or a call or group on the calling thread after its streams were waited for.
+template <typename Body>
+Status onCommStream(Comm& c, const Call& first, size_t calls, Body body) {
+  return bounded(c, first, calls, [&](RunningCall) -> Status {
     DeviceState& d = *c.device();
     STRATA_CUDA_CHECK(cudaSetDevice(d.device));  // the progress thread's first call sets it
     DeviceExecutor x(d, d.stream);
     RunContext rc = runContextOf(c, x);
     rc.route = routeName(Program::Route::kJoined);
-    Status st = calls.size() == 1 ? run(rc, calls[0]) : runGroup(rc, calls);
+    Status st = body(rc);
     const cudaError_t synced = cudaStreamSynchronize(d.stream);
     if (st.isOk() && synced != cudaSuccess) {
       st = cudaFailure("cudaStreamSynchronize", synced, __FILE__, __LINE__);
@@ -158,21 +159,15 @@ Status runOnCommStream(Comm& c, const std::vector<Prepared>& calls) {
   });
 }
 
-// One host stage of a joined call: `part` of `p`, on the communicator's stream, waited for.
-Status runHostPart(Comm& c, const Prepared& p, const Part& part) {
-  return bounded(c, p.call, 1, [&](RunningCall) -> Status {
-    DeviceState& d = *c.device();
-    STRATA_CUDA_CHECK(cudaSetDevice(d.device));
-    DeviceExecutor x(d, d.stream);
-    RunContext rc = runContextOf(c, x);
-    rc.route = routeName(Program::Route::kJoined);
-    Status st = run(rc, p, part);
-    const cudaError_t synced = cudaStreamSynchronize(d.stream);
-    if (st.isOk() && synced != cudaSuccess) {
-      st = cudaFailure("cudaStreamSynchronize", synced, __FILE__, __LINE__);
-    }
-    return st;
+Status runOnCommStream(Comm& c, const std::vector<Prepared>& calls) {
+  return onCommStream(c, calls[0].call, calls.size(), [&](RunContext& rc) {
+    return calls.size() == 1 ? run(rc, calls[0]) : runGroup(rc, calls);
   });
+}
+
+// One host stage of a joined call: `part` of `p`.
+Status runHostPart(Comm& c, const Prepared& p, const Part& part) {
+  return onCommStream(c, p.call, 1, [&](RunContext& rc) { return run(rc, p, part); });
 }
 
 // Gates `streams` (distinct) and queues `work` behind them on the engine: it runs once the work

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/collective.h"
 #include "common/wire.h"
@@ -70,5 +71,16 @@ struct Instr {
   // recorder); kWait: the piece whose allreduce it waits for.
   int index = 0, total = 0;
 };
+
+// How messages name a fabric step (kStep, kStart) running on `fabric`: "step 2 of 3 (allreduce
+// at level 1, fabric staged<more>)".
+inline std::string stepText(const Instr& i, const std::string& fabric,
+                            const std::string& more = "") {
+  const plan::Step& s = *i.step;
+  return "step " + std::to_string(i.index) + " of " + std::to_string(i.total) + " (" +
+         collectiveName(s.kind) + " at level " +
+         (s.level == plan::kFlatLevel ? std::string("flat") : std::to_string(s.level)) +
+         ", fabric " + fabric + more + ")";
+}
 
 }  // namespace strata::core

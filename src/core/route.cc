@@ -97,14 +97,9 @@ std::string firstHostStage(const Program& prog) {
       const std::string fabric = x.group->deviceFabric ? x.group->deviceFabric->name()
                                                        : x.group->fabricName;
       if (x.op == Op::kPeer) return "its send or receive (fabric " + fabric + ")";
-      std::string what = "step " + std::to_string(x.index) + " of " + std::to_string(x.total);
-      if (x.step != nullptr) {
-        what += std::string(" (") + collectiveName(x.step->kind) + " at level " +
-                (x.step->level == plan::kFlatLevel ? std::string("flat")
-                                                   : std::to_string(x.step->level));
-        return what + ", fabric " + fabric + ")";
-      }
-      return what + " (fabric " + fabric + ")";
+      if (x.step != nullptr) return stepText(x, fabric);
+      return "step " + std::to_string(x.index) + " of " + std::to_string(x.total) + " (fabric " +
+             fabric + ")";
     }
     return "a host stage";
   }

@@ -52,13 +52,8 @@ void describeStep(TimelineEvent& e, const Step& s, size_t ts, const fabric::Fabr
 // Where a step's failure happened: the stage (step) of the schedule, its level and fabric.
 Status where(const Status& st, const Instr& i, const fabric::Fabric& f) {
   if (st.isOk()) return st;
-  const Step& s = *i.step;
-  return st.withContext("step " + std::to_string(i.index) + " of " + std::to_string(i.total) +
-                        " (" + collectiveName(s.kind) + " at level " +
-                        (s.level == plan::kFlatLevel ? std::string("flat")
-                                                     : std::to_string(s.level)) +
-                        ", fabric " + f.name() + ", member " + std::to_string(f.rank()) + " of " +
-                        std::to_string(f.size()) + ")");
+  return st.withContext(stepText(i, f.name(), ", member " + std::to_string(f.rank()) + " of " +
+                                                  std::to_string(f.size())));
 }
 
 // One fabric collective (Op::kStep) on `f`, reading `in` and working in `work` as
