@@ -210,6 +210,45 @@ STRATA_API strataResult_t strataCommUserRank(const strataComm_t comm, int* rank)
 STRATA_API strataResult_t strataCommSplit(strataComm_t comm, int color, int key,
                                           strataComm_t* newcomm, strataConfig_t* config);
 
+/* Recovery from a lost rank, as NCCL 2.28 has it (ncclCommRevoke, ncclCommShrink); docs/recovery.md
+ * gives the recipes. For communicators made from a unique id (strataCommInitRank), a rank whose
+ * process is gone (its control-plane connections closed: it exited, crashed or was killed) is
+ * known to every other rank within a second: every call in flight or issued later on a
+ * communicator that holds it fails with strataRemoteError naming the rank and why. A rank that
+ * is alive but stalled is found only by STRATA_TIMEOUT. */
+
+/* strataCommShrink's flags (NCCL_SHRINK_*). */
+#define STRATA_SHRINK_DEFAULT 0x00 /* shrink a communicator whose calls are all finished */
+#define STRATA_SHRINK_ABORT 0x01   /* first end the parent's calls in flight, then shrink */
+/* strataCommRevoke's flags (NCCL_REVOKE_*): must be STRATA_REVOKE_DEFAULT. */
+#define STRATA_REVOKE_DEFAULT 0x00
+
+/* Revokes a communicator (ncclCommRevoke): its calls in flight end at their next wait, queued
+ * ones fail without running, and from then on it accepts only strataCommDestroy,
+ * strataCommAbort, strataCommSplit and strataCommShrink (and the local queries: count, rank,
+ * describe, dump, strataCommGetAsyncError, strataGetLastError); any other call returns
+ * strataInvalidUsage. strataCommGetAsyncError reports strataInProgress until its calls ended,
+ * then strataSuccess. Local (no communication) and callable from any thread. Revoking twice is
+ * allowed. */
+STRATA_API strataResult_t strataCommRevoke(strataComm_t comm, int revokeFlags);
+
+/* Makes a communicator of comm's ranks without the excludeRanksCount ranks listed in
+ * excludeRanksList (ncclCommShrink), keeping their order: rank r of the new communicator is the
+ * r-th rank of comm not excluded. Collective over the ranks that remain, not over the excluded
+ * ones (they need not call; a lost one cannot). The remaining ranks first agree on who is
+ * excluded: the union of every caller's list and of the ranks any of them knows to be lost, so
+ * that two survivors that saw different failures build the same communicator; a rank lost
+ * during the shrink is excluded too. A rank the agreement excludes that calls anyway gets
+ * strataInvalidUsage and *newcomm NULL. The new communicator has the hierarchy and plans of
+ * its members (a host that lost ranks is irregular; a host that lost all of them is gone) and
+ * comm's settings, or config's (as strataCommSplit). shrinkFlags: STRATA_SHRINK_DEFAULT waits
+ * for comm's queued calls first; STRATA_SHRINK_ABORT ends them first (use it after an error).
+ * comm stays valid (usually revoked): destroy it after. Communicators made from MPI can be
+ * shrunk only by excluding ranks that are alive (MPI ends the job when a rank is lost). */
+STRATA_API strataResult_t strataCommShrink(strataComm_t comm, int* excludeRanksList,
+                                           int excludeRanksCount, strataComm_t* newcomm,
+                                           strataConfig_t* config, int shrinkFlags);
+
 /* strata extension (no NCCL equivalent): writes a readable description of the communicator's
  * hierarchy (levels, group sizes, fabrics, this rank's place) into buf, NUL-terminated and
  * truncated to len bytes. */

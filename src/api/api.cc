@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "api/group.h"
 #include "api/guard.h"
@@ -163,6 +164,61 @@ strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm
   });
 }
 
+strataResult_t strataCommRevoke(strataComm_t comm, int revokeFlags) {
+  return guarded(comm, "strataCommRevoke", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));  // local: no MPI
+    if (revokeFlags != STRATA_REVOKE_DEFAULT) {
+      return invalidArgument("revokeFlags " + std::to_string(revokeFlags) +
+                             ": must be STRATA_REVOKE_DEFAULT (0)");
+    }
+    entry->impl->revoke();
+    return Status::ok();
+  });
+}
+
+strataResult_t strataCommShrink(strataComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                                strataComm_t* newcomm, strataConfig_t* config, int shrinkFlags) {
+  return guarded(comm, "strataCommShrink", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * parent, liveComm(comm));
+    if (newcomm == nullptr) return invalidArgument("newcomm is NULL");
+    if (excludeRanksCount < 0) {
+      return invalidArgument("excludeRanksCount " + std::to_string(excludeRanksCount) +
+                             " is negative");
+    }
+    if (excludeRanksCount > 0 && excludeRanksList == nullptr) {
+      return invalidArgument("excludeRanksList is NULL with excludeRanksCount " +
+                             std::to_string(excludeRanksCount));
+    }
+    if (shrinkFlags != STRATA_SHRINK_DEFAULT && shrinkFlags != STRATA_SHRINK_ABORT) {
+      return invalidArgument("shrinkFlags " + std::to_string(shrinkFlags) +
+                             ": expected STRATA_SHRINK_DEFAULT (0) or STRATA_SHRINK_ABORT (1)");
+    }
+    if (config != nullptr && config->magic != STRATA_CONFIG_MAGIC) {
+      return invalidArgument("config was not initialised with STRATA_CONFIG_INITIALIZER");
+    }
+    if (inGroup()) return invalidUsage("strataCommShrink inside a group (strataGroupStart)");
+    const int n = parent->impl->size();
+    std::vector<int> exclude;
+    for (int i = 0; i < excludeRanksCount; ++i) {
+      const int r = excludeRanksList[i];
+      if (r < 0 || r >= n) {
+        return invalidArgument("excludeRanksList[" + std::to_string(i) + "] = " +
+                               std::to_string(r) + " is outside [0, " + std::to_string(n) + ")");
+      }
+      exclude.push_back(r);
+    }
+    STRATA_ASSIGN_OR_RETURN(core::Comm::SplitOptions opts, splitOptions(config));
+    STRATA_ASSIGN_OR_RETURN(
+        std::unique_ptr<core::Comm> child,
+        parent->impl->shrink(exclude, opts, shrinkFlags == STRATA_SHRINK_ABORT));
+    auto entry = std::make_unique<CommEntry>();
+    entry->usesMpi = parent->usesMpi;
+    entry->impl = std::move(child);
+    *newcomm = registerComm(std::move(entry));
+    return Status::ok();
+  });
+}
+
 namespace {
 
 // The entry of a handle that destroy or abort may take, even while its nonblocking init runs
@@ -245,7 +301,13 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
       return live.status();  // not live, or MPI finalised: the call itself fails
     }
     STRATA_ASSIGN_OR_RETURN(CommEntry * entry, std::move(live));
-    const Status st = entry->impl->engine().error();
+    if (entry->impl->revoked()) {
+      // NCCL's ncclCommRevoke: in progress until its calls ended, then quiescent.
+      *asyncError = entry->impl->engine().idle() ? strataSuccess : strataInProgress;
+      return Status::ok();
+    }
+    Status st = entry->impl->engine().error();
+    if (st.isOk()) st = entry->impl->lostError();
     *asyncError = st.result();
     if (!st.isOk()) entry->lastError = st.message();
     return Status::ok();

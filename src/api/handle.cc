@@ -80,7 +80,7 @@ CommEntry* lookupComm(strataComm_t handle) {
 
 Status CommEntry::finishInit(bool cancel) {
   if (!pending) return Status::ok();
-  if (cancel) pending->cancel = true;
+  if (cancel) pending->cancel.set("aborted (strataCommAbort)");
   if (pending->thread.joinable()) pending->thread.join();
   Status st = pending->status;
   impl = std::move(pending->comm);

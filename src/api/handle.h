@@ -15,6 +15,7 @@
 #include <thread>
 #include <string>
 
+#include "common/deadline.h"
 #include "core/comm.h"
 #include "strata/strata.h"
 
@@ -28,7 +29,7 @@ struct PendingInit {
   bool done = false;
   Status status;
   std::unique_ptr<core::Comm> comm;
-  std::atomic<bool> cancel{false};  // strataCommAbort/Destroy: the init's waits end at once
+  deadline::Cancel cancel;  // strataCommAbort/Destroy: the init's waits end at once
   std::thread thread;
 };
 

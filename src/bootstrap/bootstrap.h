@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,30 @@ class Bootstrap {
   // The members that pass the same color >= 0 form a new bootstrap, ordered by (key, rank);
   // a member passing a negative color gets null. Collective over this bootstrap.
   virtual StatusOr<std::unique_ptr<Bootstrap>> split(int color, int key) = 0;
+  // strataCommShrink's control plane: the members that call it agree on who is excluded (the
+  // union of every caller's `exclude`, indexed by member, and of the members any of them knows
+  // lost; tcp_bootstrap.cc states the protocol) and form a bootstrap of the others, in member
+  // order. `excluded` is the agreed set. Collective over the members not excluded; a caller the
+  // agreement excludes gets strataInvalidUsage.
+  struct Shrunk {
+    std::unique_ptr<Bootstrap> boot;
+    std::vector<bool> excluded;
+  };
+  virtual StatusOr<Shrunk> shrink(const std::vector<bool>& exclude) = 0;
+  // Members known lost: `onLost(member, why)` is called (on any thread, the control plane's
+  // watcher among them, so it must only record and signal) once per member whose process is
+  // gone, and at once for those already known. Watching ends when the returned handle is
+  // destroyed, which waits for a call in progress. A control plane that cannot tell (MPI: the
+  // launcher ends the job) returns null and never calls it.
+  class Watch {
+   public:
+    virtual ~Watch() = default;
+  };
+  using LostFn = std::function<void(int member, const std::string& why)>;
+  virtual std::unique_ptr<Watch> watchMembers(LostFn onLost) {
+    (void)onLost;
+    return nullptr;
+  }
   // Teardown without peers (strataCommAbort): after this the destructor frees only local
   // state and never waits on another member.
   virtual void abandon() = 0;

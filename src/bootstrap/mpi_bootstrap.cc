@@ -144,6 +144,47 @@ StatusOr<std::unique_ptr<Bootstrap>> MpiBootstrap::split(int color, int key) {
   return std::unique_ptr<Bootstrap>(std::move(b));
 }
 
+// MPI without fault tolerance (Open MPI 4.1 by default) ends the job when a process is lost,
+// so a shrink over MPI only leaves out ranks that are alive and do not call: MPI_Comm_create_group
+// is collective over the new group alone. It cannot agree with ranks whose lists differ (their
+// groups would differ, which MPI leaves undefined), so the members check that every one passed
+// the same set once the communicator exists, and fail together if not.
+StatusOr<Bootstrap::Shrunk> MpiBootstrap::shrink(const std::vector<bool>& exclude) {
+  STRATA_RETURN_IF_ERROR(usable());
+  if (exclude[rank_]) {
+    return invalidUsage("strataCommShrink: this rank (" + std::to_string(rank_) +
+                        ") is in its own excludeRanksList: an excluded rank does not call it");
+  }
+  std::vector<int> keep;
+  uint64_t setHash = 0xcbf29ce484222325ull;
+  for (int r = 0; r < size_; ++r) {
+    setHash = (setHash ^ (exclude[r] ? 1u : 0u)) * 0x100000001b3ull;
+    if (!exclude[r]) keep.push_back(r);
+  }
+  MPI_Group all = MPI_GROUP_NULL, part = MPI_GROUP_NULL;
+  STRATA_MPI_CHECK(MPI_Comm_group(comm_, &all));
+  const int incl = MPI_Group_incl(all, static_cast<int>(keep.size()), keep.data(), &part);
+  MPI_Group_free(&all);
+  STRATA_MPI_CHECK(incl);
+  MPI_Comm out = MPI_COMM_NULL;
+  const int made = MPI_Comm_create_group(comm_, part, 0x5348, &out);
+  MPI_Group_free(&part);
+  STRATA_MPI_CHECK(made);
+  std::unique_ptr<MpiBootstrap> b(new MpiBootstrap(out, true));
+  STRATA_MPI_CHECK(MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN));
+  STRATA_RETURN_IF_ERROR(b->init());
+  STRATA_ASSIGN_OR_RETURN(bool same, sameEverywhere(*b, setHash));
+  if (!same) {
+    return invalidUsage(
+        "strataCommShrink on a communicator made from MPI: the ranks passed different "
+        "excludeRanksList; MPI cannot agree on them, so every remaining rank must pass the same");
+  }
+  Shrunk s;
+  s.boot = std::move(b);
+  s.excluded = exclude;
+  return s;
+}
+
 MPI_Comm mpiCommOf(Bootstrap& b) {
   auto* m = dynamic_cast<MpiBootstrap*>(&b);
   return m != nullptr ? m->comm() : MPI_COMM_NULL;

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 #include "bootstrap/bootstrap.h"
 
@@ -28,6 +29,7 @@ class MpiBootstrap final : public Bootstrap {
   Status broadcast(void* buf, size_t bytes, int root) override;
   Status barrier() override;
   StatusOr<std::unique_ptr<Bootstrap>> split(int color, int key) override;
+  StatusOr<Shrunk> shrink(const std::vector<bool>& exclude) override;
   void abandon() override { collectiveFree_ = false; }
   bool runsOnMpi() const override { return true; }
 

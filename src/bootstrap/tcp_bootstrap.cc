@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/deadline.h"
 
@@ -117,6 +120,151 @@ StatusOr<std::unique_ptr<Bootstrap>> TcpBootstrap::split(int color, int key) {
   }
   return std::unique_ptr<Bootstrap>(
       new TcpBootstrap(world_, childGroup(group_, split, color), std::move(members), me));
+}
+
+// --- Recovery: watching members and strataCommShrink's agreement. ---
+//
+// The agreement (every survivor must build the same communicator, whatever failures each saw):
+// rounds, tagged with a round count that goes on across shrink calls of this bootstrap. In a
+// round every member sends its excluded set S to every member outside S, then takes the sets
+// of every member outside S, in whatever order they come. A member's next set is the union of
+// S, every set it took and the members it found lost meanwhile (and it stops waiting for a
+// member that someone else's set excludes). A member decides S when its next set equals S and
+// every set it took equals S.
+//
+// Why two deciders agree: a member decides S only if every member outside S sent it S in
+// that round, and a member sends one set to all; so every other member outside S that got all
+// its sets took the same ones and decides S too. The one way to differ is a member lost during
+// the round: one member took its set, another found it lost and goes on to a next round. The
+// member that decided then builds a communicator with a lost member, which fails (the lost
+// member cannot take part, and the watcher ends every wait on it); core/split.cc's shrink
+// then agrees again, in the next round, where the other member waits for it. A rank lost
+// after the new communicator is built is the new communicator's failure, as any other.
+namespace {
+
+constexpr uint64_t kAgreeSalt = 0x5348524bull;  // "SHRK"
+
+std::string listText(const std::vector<int>& ranks) {
+  std::string s;
+  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
+class TcpWatch final : public Bootstrap::Watch {
+ public:
+  TcpWatch(std::shared_ptr<TcpWorld> world, uint64_t id) : world_(std::move(world)), id_(id) {}
+  ~TcpWatch() override { world_->unsubscribe(id_); }
+
+ private:
+  std::shared_ptr<TcpWorld> world_;
+  uint64_t id_;
+};
+
+}  // namespace
+
+std::unique_ptr<Bootstrap::Watch> TcpBootstrap::watchMembers(LostFn onLost) {
+  std::vector<int> index(static_cast<size_t>(world_->size()), -1);
+  for (int i = 0; i < size(); ++i) index[members_[i]] = i;
+  const uint64_t id = world_->subscribe([index, onLost](int rank, const std::string& why) {
+    if (index[rank] >= 0) onLost(index[rank], why);
+  });
+  return std::make_unique<TcpWatch>(world_, id);
+}
+
+StatusOr<Bootstrap::Shrunk> TcpBootstrap::shrink(const std::vector<bool>& exclude) {
+  deadline::DefaultScope scope;
+  const int n = size();
+  const uint64_t agreeGroup = childGroup(group_, kAgreeSalt, -1);
+  std::vector<bool> set = exclude;
+  set.resize(static_cast<size_t>(n), false);
+  const auto noteLost = [&](std::vector<bool>& s) {
+    for (int i = 0; i < n; ++i) {
+      if (i != me_ && !s[i] && world_->isGone(members_[i], nullptr)) s[i] = true;
+    }
+  };
+  noteLost(set);
+  uint64_t round = 0;
+  for (;;) {
+    if (set[me_]) {
+      return invalidUsage("strataCommShrink: this rank (" + std::to_string(me_) +
+                          ") is in its own excludeRanksList: an excluded rank does not call it");
+    }
+    round = ++agreeRounds_;
+    std::vector<char> mine(static_cast<size_t>(n));
+    std::vector<TcpWorld::Send> sends;
+    std::vector<int> pending;
+    for (int i = 0; i < n; ++i) {
+      mine[i] = set[i] ? 1 : 0;
+      if (i != me_ && !set[i]) pending.push_back(i);
+    }
+    for (int i : pending) {
+      sends.push_back({members_[i], agreeGroup, round, mine.data(), mine.size(), true});
+    }
+    STRATA_RETURN_IF_ERROR(world_->exchange(sends, {}, "strataCommShrink's agreement"));
+    std::vector<bool> next = set;
+    bool same = true;
+    int excludedBy = -1;
+    std::vector<char> got;
+    while (!pending.empty()) {
+      for (size_t k = 0; k < pending.size();) {
+        const int i = pending[k];
+        bool done = true;
+        if (world_->take(members_[i], agreeGroup, round, &got)) {
+          if (got.size() != static_cast<size_t>(n)) {
+            return internalError("strataCommShrink's agreement: a set of " +
+                                 std::to_string(got.size()) + " members from rank " +
+                                 std::to_string(i) + ", expected " + std::to_string(n));
+          }
+          for (int j = 0; j < n; ++j) {
+            if ((got[j] != 0) != set[j]) same = false;
+            if (got[j] != 0) next[j] = true;
+          }
+          if (got[me_] != 0) excludedBy = i;
+        } else if (world_->isGone(members_[i], nullptr) || next[i]) {
+          next[i] = true;  // lost, or excluded by a set taken meanwhile: not waited for
+          same = false;
+        } else {
+          done = false;
+        }
+        if (done) {
+          pending.erase(pending.begin() + static_cast<long>(k));
+        } else {
+          ++k;
+        }
+      }
+      if (pending.empty()) break;
+      if (deadline::Scope::expired()) {
+        return deadline::expiredError(
+            "in strataCommShrink's agreement, waiting for rank(s) " + listText(pending) +
+            " (every rank that is not excluded must call strataCommShrink; a rank that is alive "
+            "but will not call must be in excludeRanksList)");
+      }
+      STRATA_RETURN_IF_ERROR(world_->progress(10));
+    }
+    if (excludedBy >= 0) {
+      return invalidUsage("strataCommShrink: rank " + std::to_string(excludedBy) +
+                          " excludes this rank (" + std::to_string(me_) +
+                          "): its list or the failures it saw name it; the others go on without it");
+    }
+    noteLost(next);
+    if (same && next == set) break;
+    set = std::move(next);
+  }
+  Shrunk out;
+  out.excluded = set;
+  std::vector<int> members;
+  int me = -1;
+  uint64_t setHash = 0xcbf29ce484222325ull;
+  for (int i = 0; i < n; ++i) {
+    setHash = (setHash ^ (set[i] ? 1u : 0u)) * 0x100000001b3ull;
+    if (set[i]) continue;
+    if (i == me_) me = static_cast<int>(members.size());
+    members.push_back(members_[i]);
+  }
+  const uint64_t group = childGroup(childGroup(group_, kAgreeSalt, static_cast<int>(round)),
+                                    setHash, 0);
+  out.boot.reset(new TcpBootstrap(world_, group, std::move(members), me));
+  return out;
 }
 
 }  // namespace strata::boot

@@ -33,6 +33,10 @@ class TcpBootstrap final : public Bootstrap {
   Status broadcast(void* buf, size_t bytes, int root) override;
   Status barrier() override;
   StatusOr<std::unique_ptr<Bootstrap>> split(int color, int key) override;
+  // The agreement and the survivors' group (tcp_bootstrap.cc states the protocol); the
+  // world's watcher's news of this group's members.
+  StatusOr<Shrunk> shrink(const std::vector<bool>& exclude) override;
+  std::unique_ptr<Watch> watchMembers(LostFn onLost) override;
   // Nothing of a TcpBootstrap ever waits on a peer at teardown.
   void abandon() override {}
   bool runsOnMpi() const override { return false; }
@@ -52,6 +56,7 @@ class TcpBootstrap final : public Bootstrap {
   std::vector<int> members_;  // world ranks, in this group's order
   int me_;
   uint64_t collectives_ = 0, splits_ = 0;
+  uint64_t agreeRounds_ = 0;  // shrink agreement rounds so far: they go on across shrink calls
   bool failed_ = false;
 };
 

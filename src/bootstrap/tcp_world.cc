@@ -38,6 +38,7 @@ StatusOr<std::shared_ptr<TcpWorld>> TcpWorld::join(const UniqueId& id, int rank,
   w->lostUnsent_.resize(static_cast<size_t>(nranks), false);
   STRATA_INFO(kSubsysInit, "tcp bootstrap: rank %d of %d listens on %s (interface %s)", rank,
               nranks, w->listenAddr_.str().c_str(), itf.name.c_str());
+  w->startWatcher();
   return w;
 }
 
@@ -110,6 +111,7 @@ Status TcpWorld::exchange(const std::vector<Send>& sends, const std::vector<Recv
       continue;
     }
     if (!gone_[s.to].empty()) {
+      if (s.optional) continue;
       return Status(Code::kRemoteError,
                     what + ": cannot send to " + rankName(s.to) + ": " + gone_[s.to]);
     }
@@ -133,7 +135,7 @@ Status TcpWorld::exchange(const std::vector<Send>& sends, const std::vector<Recv
     }
     for (const Send& s : sends) {
       // A peer may leave as soon as it has what it needs: only bytes it never got are lost.
-      if (s.to != rank_ && !gone_[s.to].empty() && lostUnsent_[s.to]) {
+      if (s.to != rank_ && !s.optional && !gone_[s.to].empty() && lostUnsent_[s.to]) {
         return Status(Code::kRemoteError,
                       what + ": sending to " + rankName(s.to) + ": " + gone_[s.to]);
       }
@@ -167,7 +169,7 @@ bool TcpWorld::flushed(const std::vector<Send>& sends) const {
   for (const Send& s : sends) {
     if (s.to == rank_) continue;
     const Conn& c = to_[s.to];
-    if (c.outOff < c.out.size()) return false;
+    if (c.fd.valid() && c.outOff < c.out.size()) return false;
   }
   return true;
 }
@@ -249,6 +251,7 @@ Status TcpWorld::pollOnce(int ms) {
       }
     }
   }
+  announceLost();
   const double now = wire::nowSeconds();
   for (size_t k = pending_.size(); k-- > 0;) {
     if (now - pending_[k].since <= wire::kHelloSeconds) continue;
@@ -320,7 +323,15 @@ void TcpWorld::readFrom(int peer) {
     }
     if (c.in.size() - at - sizeof(h) < h.bytes) break;
     const char* body = c.in.data() + at + sizeof(h);
-    mailbox_[Key{h.group, peer, h.tag}].emplace_back(body, body + h.bytes);
+    if (h.group == kNoticeGroup) {
+      // A peer found rank `tag` lost (tcp_watch.cc); what it says of ourselves is not news.
+      const int lost = static_cast<int>(h.tag);
+      if (h.tag < static_cast<uint64_t>(size_) && lost != rank_ && gone_[lost].empty()) {
+        lose(lost, rankName(peer) + " found it lost: " + std::string(body, h.bytes), false);
+      }
+    } else {
+      mailbox_[Key{h.group, peer, h.tag}].emplace_back(body, body + h.bytes);
+    }
     at += sizeof(h) + h.bytes;
   }
   c.in.erase(c.in.begin(), c.in.begin() + static_cast<long>(at));
@@ -328,12 +339,14 @@ void TcpWorld::readFrom(int peer) {
     lose(peer, "its connection closed (it exited, aborted or destroyed the communicator)");
 }
 
-void TcpWorld::lose(int peer, const std::string& why) {
+void TcpWorld::lose(int peer, const std::string& why, bool announce) {
   lostUnsent_[peer] = lostUnsent_[peer] || to_[peer].outOff < to_[peer].out.size();
   if (gone_[peer].empty()) {
     gone_[peer] = why;
     STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): %s: %s", rank_, rankName(peer).c_str(),
                 why.c_str());
+    if (announce) toAnnounce_.emplace_back(peer, why);
+    for (auto& s : subscribers_) s.second(peer, why);
   }
   to_[peer] = Conn();
   from_[peer] = Conn();

@@ -17,15 +17,28 @@
 //   - a peer whose connection to us closed is gone: a receive from it that the mailbox cannot
 //     satisfy fails at once, naming the peer, instead of waiting for the deadline; a send to it
 //     fails only if bytes for it were still queued (a peer leaves once it has what it needs).
+//
+// Watching (tcp_watch.cc): between collectives nobody waits, so a watcher thread drives the
+// sockets every kWatchMs. A member that finds a peer gone itself (its connection closed, or a
+// connect to it refused) tells every other member with a notice frame (group kNoticeGroup, tag
+// the lost rank, the reason as body); a member that hears a notice marks the rank gone without
+// telling further. Every rank has connections to its neighbours in the world's ring (the
+// bootstrap's first allGather opened them), so a lost process is found by both neighbours and
+// every member knows within a watch period or two. Subscribers (a communicator's memberLost)
+// are told once per lost rank, under the world's lock.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/sockets.h"
@@ -40,7 +53,7 @@ class TcpWorld {
   // Registers as `rank` of `nranks` with the root that `id` names; waits (STRATA_TIMEOUT) for
   // the table of addresses. For an id formed from STRATA_COMM_ID, rank 0 starts the root.
   static StatusOr<std::shared_ptr<TcpWorld>> join(const UniqueId& id, int rank, int nranks);
-  ~TcpWorld() = default;
+  ~TcpWorld();  // stops the watcher
   TcpWorld(const TcpWorld&) = delete;
   TcpWorld& operator=(const TcpWorld&) = delete;
 
@@ -54,6 +67,7 @@ class TcpWorld {
     uint64_t group, tag;
     const void* data;
     size_t bytes;
+    bool optional = false;  // a peer known gone is skipped instead of failing the exchange
   };
   struct Recv {
     int from;
@@ -65,6 +79,23 @@ class TcpWorld {
   // operation in errors. Thread-safe: several bootstraps of one world may wait at once.
   Status exchange(const std::vector<Send>& sends, const std::vector<Recv>& recvs,
                   const std::string& what);
+
+  // For protocols that take frames in whatever order they come (tcp_shrink.cc): the frame
+  // (group, from, tag) into *out if it is in, without waiting; whether `from` is gone (why in
+  // *why); and one round of driving the sockets, waiting up to `ms`.
+  bool take(int from, uint64_t group, uint64_t tag, std::vector<char>* out);
+  bool isGone(int peer, std::string* why);
+  Status progress(int ms);
+
+  // Tells `fn(rank, why)` of every rank lost, those already lost at once; returns an id for
+  // unsubscribe(). fn runs under the world's lock: it must not call into the world.
+  using LostFn = std::function<void(int rank, const std::string& why)>;
+  uint64_t subscribe(LostFn fn);
+  // After it returns, the subscriber's fn is never called again.
+  void unsubscribe(uint64_t id);
+
+  static constexpr uint64_t kNoticeGroup = ~uint64_t{0};
+  static constexpr int kWatchMs = 50;
 
  private:
   struct Conn {
@@ -83,7 +114,12 @@ class TcpWorld {
   void acceptAll();
   void readPending(size_t k);
   void readFrom(int peer);
-  void lose(int peer, const std::string& why);
+  // `announce`: this member found it (tell the others); false for a notice heard.
+  void lose(int peer, const std::string& why, bool announce = true);
+  // Sends the notices lose() queued (called locked, after a round of pollOnce).
+  void announceLost();
+  void startWatcher();
+  void watchLoop();
   bool flushed(const std::vector<Send>& sends) const;
 
   const int rank_, size_;
@@ -97,6 +133,14 @@ class TcpWorld {
   std::vector<bool> lostUnsent_;      // [peer]: bytes for it were still queued when it left
   std::vector<wire::Pending> pending_;
   std::map<Key, std::deque<std::vector<char>>> mailbox_;
+  std::vector<std::pair<int, std::string>> toAnnounce_;  // lost ranks not yet told to the others
+  std::map<uint64_t, LostFn> subscribers_;
+  uint64_t nextSubscriber_ = 0;
+  // The watcher (tcp_watch.cc): stopped by the destructor.
+  std::mutex stopMu_;
+  std::condition_variable stopCv_;
+  bool stop_ = false;
+  std::thread watcher_;
 };
 
 }  // namespace strata::boot

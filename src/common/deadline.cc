@@ -1,6 +1,7 @@
 #include "common/deadline.h"
 
 #include <cstdio>
+#include <string>
 
 #include "common/env.h"
 #include "common/log.h"
@@ -46,7 +47,7 @@ void arm(ScopeState& t) {
 
 }  // namespace
 
-Scope::Scope(double seconds, const std::atomic<bool>* cancel, const char* source) {
+Scope::Scope(double seconds, const Cancel* cancel, const char* source) {
   ScopeState& t = tState;
   // An enclosing deadline starts now at the latest: this scope's wait must not restart it when
   // it restores the enclosing state.
@@ -78,14 +79,26 @@ bool Scope::active() {
   return t.has || t.cancel != nullptr;
 }
 
+bool Cancel::set(const std::string& why) {
+  if (claimed_.exchange(true, std::memory_order_acq_rel)) return false;
+  why_ = why;
+  set_.store(true, std::memory_order_release);
+  return true;
+}
+
+std::string Cancel::why() const {
+  if (!set_.load(std::memory_order_acquire)) return "";
+  return why_;
+}
+
 bool Scope::cancelled() {
-  const std::atomic<bool>* cancel = tState.cancel;
-  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  const Cancel* cancel = tState.cancel;
+  return cancel != nullptr && cancel->isSet();
 }
 
 bool Scope::expired() {
   ScopeState& t = tState;
-  if (t.cancel != nullptr && t.cancel->load(std::memory_order_relaxed)) return true;
+  if (t.cancel != nullptr && t.cancel->isSet()) return true;
   if (!t.has) return false;
   if (!t.armed) {
     arm(t);
@@ -103,7 +116,9 @@ const char* Scope::source() { return tState.source; }
 
 Status expiredError(const std::string& what) {
   if (Scope::cancelled()) {
-    return Status(Code::kRemoteError, "aborted (strataCommAbort) while " + what);
+    std::string why = tState.cancel->why();
+    if (why.empty()) why = "cancelled";  // set, but its reason not yet published
+    return Status(Code::kRemoteError, why + " while " + what);
   }
   char budget[64];
   std::snprintf(budget, sizeof(budget), "%g", Scope::seconds());

@@ -29,6 +29,23 @@ namespace strata::deadline {
 
 using Clock = std::chrono::steady_clock;
 
+// A cancel flag with its reason ("aborted (strataCommAbort)", "revoked (strataCommRevoke)",
+// "rank 3 was lost: ..."): set from any thread, read by waits on others. The first reason stays:
+// why_ is written once, before the release store of set_, and read only after an acquire load
+// saw it set.
+class Cancel {
+ public:
+  bool isSet() const { return set_.load(std::memory_order_relaxed); }
+  // Sets the flag with `why` unless it is set already. Returns whether this call set it.
+  bool set(const std::string& why);
+  // The reason, or "" while unset.
+  std::string why() const;
+
+ private:
+  std::atomic<bool> claimed_{false}, set_{false};
+  std::string why_;
+};
+
 // STRATA_TIMEOUT in seconds (read once; a duration, common/units.h); 0 means no deadline. A
 // malformed value fails communicator init (core/settings.cc); here, for the waits before a
 // communicator exists, it logs a warning once and gives the default.
@@ -41,14 +58,14 @@ struct ScopeState {
   Clock::time_point at;
   double seconds = 0;
   const char* source = "STRATA_TIMEOUT";
-  const std::atomic<bool>* cancel = nullptr;
+  const Cancel* cancel = nullptr;
 };
 
 class Scope {
  public:
   // seconds <= 0: no deadline of its own (an outer one still applies). cancel: optional.
   // source: where the budget was set, for messages (a string that outlives the scope).
-  explicit Scope(double seconds, const std::atomic<bool>* cancel = nullptr,
+  explicit Scope(double seconds, const Cancel* cancel = nullptr,
                  const char* source = "STRATA_TIMEOUT");
   ~Scope();
   Scope(const Scope&) = delete;
@@ -103,8 +120,8 @@ class Poll {
 };
 
 // The status of a wait that ended on the deadline (strataRemoteError): "timed out after 2 s
-// (STRATA_TIMEOUT) <what>", the scope's source in the parentheses, or "aborted (strataCommAbort)
-// while <what>" when cancelled.
+// (STRATA_TIMEOUT) <what>", the scope's source in the parentheses, or "<the cancel's reason>
+// while <what>" when cancelled ("aborted (strataCommAbort) while ...").
 Status expiredError(const std::string& what);
 
 }  // namespace strata::deadline

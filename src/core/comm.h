@@ -13,10 +13,14 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "common/deadline.h"
 #include "core/caller_check.h"
 #include "core/check.h"
 #include "core/engine.h"
@@ -88,6 +92,22 @@ class Comm {
     std::optional<double> timeoutSeconds;
   };
   StatusOr<std::unique_ptr<Comm>> split(int color, int key, const SplitOptions& opts = {});
+  // strataCommShrink (core/split.cc): collective over the ranks not excluded. They agree on
+  // the excluded set (the union of every caller's `exclude` and of the ranks any of them knows
+  // lost) and make a communicator of the others, in rank order, with their hierarchy. Null and
+  // strataInvalidUsage for a caller the agreement excludes. `abortFirst`: end the calls in
+  // flight first (STRATA_SHRINK_ABORT) instead of waiting for them.
+  StatusOr<std::unique_ptr<Comm>> shrink(const std::vector<int>& exclude,
+                                         const SplitOptions& opts, bool abortFirst);
+  // strataCommRevoke: calls in flight end at their next wait, queued and later ones fail with
+  // strataInvalidUsage; only destroy, abort, split and shrink remain. Local; any thread.
+  void revoke();
+  bool revoked() const { return revoked_.load(std::memory_order_acquire); }
+  // The ranks of this communicator known lost (their process is gone), with why, in the order
+  // they were learned (core/recover.cc). Any thread.
+  std::vector<std::pair<int, std::string>> lostMembers() const;
+  // The first lost member's error (strataRemoteError naming it), or ok.
+  Status lostError() const;
   ~Comm();  // collective, unless abandon() was called; runs the calls still queued first
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -102,8 +122,9 @@ class Comm {
   // reports it, and destroying the communicator frees it locally as strataCommAbort does (its
   // peers may be anywhere). Kept by the engine (Engine::fail and queued calls' failures).
   Status error() const { return engine_->error(); }
-  // Set by abandon(); waits under a deadline scope that carries it end at once.
-  const std::atomic<bool>* cancelFlag() const { return &aborted_; }
+  // Set by abandon(), revoke() and a lost member; waits under a deadline scope that carries it
+  // end at once, with its reason.
+  const deadline::Cancel* cancelFlag() const { return &cancel_; }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -164,6 +185,12 @@ class Comm {
   Status init(bool threadMultiple, const CreateOptions& opts);
   // Agrees on uid_ and hash_ (hash_ from rank 0's nonce; a split overrides it). Collective.
   Status assignUid();
+  // A shrink's new communicator over the agreed `members` (core/split.cc). Collective over
+  // them; on failure it is freed locally.
+  StatusOr<std::unique_ptr<Comm>> makeShrunk(std::unique_ptr<boot::Bootstrap> childBoot,
+                                             const std::vector<int>& members,
+                                             const SplitOptions& opts, uint64_t shrinkIndex,
+                                             int attempt, const std::string& gone);
   // A split's init: the hierarchy and settings come from the parent.
   Status initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts);
   Status buildHierarchy();
@@ -200,6 +227,18 @@ class Comm {
   IssueState issued_;
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> revoked_{false};
+  deadline::Cancel cancel_;
+  // Lost members (core/recover.cc): written by the control plane's watcher.
+  mutable std::mutex lostMu_;
+  std::vector<std::pair<int, std::string>> lost_;
+  // A member's process is gone (the bootstrap's watcher, any thread): the error state begins
+  // with an error naming it, and calls in flight end at their next wait.
+  void memberLost(int member, const std::string& why);
+  // Subscribes memberLost to the bootstrap (once boot_ and engine_ exist); undone first thing
+  // in the destructor.
+  void watchMembers();
+  std::unique_ptr<boot::Bootstrap::Watch> watch_;  // reset first by the destructor
   CallerCheck callerCheck_;
   std::unique_ptr<FlightRecorder> flight_ = std::make_unique<FlightRecorder>(0);  // init sizes it
   std::atomic<bool> dumped_{false};
@@ -214,14 +253,27 @@ class Comm {
 // only way code outside Comm gets an IssuingThread.
 class IssueScope {
  public:
-  IssueScope(Comm& c, const char* what) : c_(c), scope_(c.callerCheck(), what) {}
-  // Not ok: another thread is inside a call on the communicator (thread() must not be asked).
-  const Status& status() const { return scope_.status(); }
+  IssueScope(Comm& c, const char* what) : c_(c), scope_(c.callerCheck(), what) {
+    if (!scope_.status().isOk()) return;
+    if (c.revoked()) {
+      status_ = revokedError();
+    } else if (c.cancelFlag()->isSet()) {
+      // A lost member: the error state begins here for a communicator that was idle.
+      status_ = c.lostError();
+      if (!status_.isOk()) c.engine().fail(status_);
+    }
+  }
+  // Not ok: another thread is inside a call on the communicator, or it was revoked (thread()
+  // must not be asked then).
+  const Status& status() const { return scope_.status().isOk() ? status_ : scope_.status(); }
+  // What a call on a revoked communicator gets (strataInvalidUsage).
+  static Status revokedError();
   IssuingThread thread() const { return c_.issuing(); }
 
  private:
   Comm& c_;
   CallerScope scope_;
+  Status status_ = Status::ok();
 };
 
 }  // namespace strata::core

@@ -142,6 +142,11 @@ Status Engine::error() const {
   return error_;
 }
 
+bool Engine::idle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return items_.empty() && !running_;
+}
+
 uint64_t Engine::submitted() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return submitted_;

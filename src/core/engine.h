@@ -74,6 +74,8 @@ class Engine {
   // communicator enters its error state as if a queued call had failed, so every later call
   // fails fast with `why` and error() reports it. The first error stays.
   void fail(const Status& why);
+  // Whether no call is queued or running (strataCommGetAsyncError after strataCommRevoke).
+  bool idle() const;
   // Tickets handed out so far.
   uint64_t submitted() const;
   // The highest ticket a thread waits for or tested (wait, test, drain): a queued call up to it

@@ -142,6 +142,7 @@ Status Comm::init(bool threadMultiple, const CreateOptions& opts) {
   if (!settings_.pipelineAuto) costParams_.pipelineBytes = settings_.pipelineBytes;
   costParams_.compress = settings_.compress;  // the planner costs compressed stages as they run
   engine_ = std::make_shared<Engine>(settings_.progressThread && threadMultiple);
+  watchMembers();
   bindOwners();
   STRATA_RETURN_IF_ERROR(buildHierarchy());
   STRATA_RETURN_IF_ERROR(noteOversubscription());
@@ -196,7 +197,8 @@ Status Comm::openTimeline() {
 }
 
 Comm::~Comm() {
-  unwatchDumpSignal(*this);  // first: a dump on a signal reads everything below
+  watch_.reset();  // first: the watcher's memberLost touches the engine
+  unwatchDumpSignal(*this);  // a dump on a signal reads everything below
   // Queued calls run first (they use every group below). Their errors were reported by the
   // calls that failed, or by strataCommGetAsyncError. In the error state (or after it, once
   // drained) the peers may be anywhere: free only what is local, as an abort does.
@@ -247,6 +249,7 @@ void Comm::abandon() {
   // A call running now ends at its next wait; calls still queued fail instead of running:
   // their peers may never issue them.
   aborted_.store(true);
+  cancel_.set("aborted (strataCommAbort)");
   engine_->abort(Status(Code::kRemoteError, "the communicator was aborted (strataCommAbort)"));
   groups_.abandon();
   if (boot_) boot_->abandon();

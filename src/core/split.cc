@@ -1,5 +1,5 @@
-// strataCommSplit (Comm::split): a communicator over some of this one's ranks, with the
-// hierarchy of its members and this one's settings.
+// strataCommSplit (Comm::split) and strataCommShrink (Comm::shrink): a communicator over some
+// of this one's ranks, with the hierarchy of its members and this one's settings.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -106,6 +106,89 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
   return child;
 }
 
+StatusOr<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& exclude,
+                                             const SplitOptions& opts, bool abortFirst) {
+  CallerScope one(callerCheck_, "shrink");
+  STRATA_RETURN_IF_ERROR(one.status());
+  const auto start = std::chrono::steady_clock::now();
+  if (abortFirst) {
+    // STRATA_SHRINK_ABORT: a call in flight ends at its next wait, queued ones fail; the
+    // communicator's own error (a lost rank's) stays its error.
+    cancel_.set("ended by strataCommShrink (STRATA_SHRINK_ABORT)");
+    engine_->abort(
+        Status(Code::kRemoteError, "ended by strataCommShrink (STRATA_SHRINK_ABORT)"));
+  }
+  // STRATA_SHRINK_DEFAULT: the calls issued before run first; their errors were theirs.
+  (void)quiesce(issuing());
+  const uint64_t shrinkIndex = ++splits_;  // every survivor counts it, in the same order
+  std::vector<bool> excluded(static_cast<size_t>(size_), false);
+  for (int r : exclude) excluded[r] = true;
+  // The agreement and the new communicator's setup wait for late survivors up to the timeout,
+  // and not on this communicator's cancel flag (set by its lost member or a revoke).
+  deadline::Scope scope(settings_.timeoutSeconds, nullptr, settings_.timeoutSource);
+  for (int attempt = 0;; ++attempt) {
+    for (const auto& l : lostMembers()) excluded[l.first] = true;
+    STRATA_ASSIGN_OR_RETURN(boot::Bootstrap::Shrunk agreed, boot_->shrink(excluded));
+    std::vector<int> members;
+    std::string gone;
+    for (int r = 0; r < size_; ++r) {
+      if (!agreed.excluded[r]) {
+        members.push_back(r);
+      } else {
+        gone += (gone.empty() ? "" : ", ") + std::to_string(r);
+      }
+    }
+    StatusOr<std::unique_ptr<Comm>> child = makeShrunk(std::move(agreed.boot), members, opts,
+                                                       shrinkIndex, attempt, gone);
+    if (child.isOk()) {
+      std::unique_ptr<Comm> made = child.take();
+      logInitComplete(*made, std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
+      return made;
+    }
+    // A member lost while the new communicator was made: agree again, without it. Any other
+    // failure is every member's (they agreed on it) and ends the shrink.
+    bool lostMore = false;
+    for (const auto& l : lostMembers()) lostMore = lostMore || !agreed.excluded[l.first];
+    if (!lostMore) return child.status();
+    STRATA_WARN(kSubsysInit, "commHash %s rank %d: strataCommShrink: %s; agreeing again",
+                hashText(hash_).c_str(), rank_, child.status().message().c_str());
+    excluded = agreed.excluded;
+  }
+}
+
+StatusOr<std::unique_ptr<Comm>> Comm::makeShrunk(std::unique_ptr<boot::Bootstrap> childBoot,
+                                                 const std::vector<int>& members,
+                                                 const SplitOptions& opts, uint64_t shrinkIndex,
+                                                 int attempt, const std::string& gone) {
+  StatusOr<topo::Hierarchy> h = hierarchy_.subset(members);
+  std::unique_ptr<Comm> child(new Comm());
+  child->boot_ = std::move(childBoot);
+  child->rank_ = child->boot_->rank();
+  child->size_ = child->boot_->size();
+  child->engine_ = std::make_shared<Engine>(false);
+  child->watchMembers();  // before its first wait on a member
+  child->hash_ = splitHash(hash_, shrinkIndex, -2 - attempt);
+  logInitStart(*child, "shrink of commHash " + hashText(hash_) + " without rank(s) " +
+                           (gone.empty() ? std::string("(none)") : gone));
+  Status made;
+  {
+    // A member lost while it is made ends every wait at once (watchMembers in initFrom).
+    deadline::Scope lost(0, child->cancelFlag());
+    made = boot::agree(*child->boot_, h.status());
+    if (made.isOk()) made = child->initFrom(*this, h.take(), opts);
+    if (made.isOk()) child->hierarchySource_ = "shrink of " + hierarchySource_;
+    // Every member learns whether every member made it.
+    if (made.isOk()) made = boot::agree(*child->boot_, made);
+  }
+  if (!made.isOk()) {
+    child->abandon();  // its peers may be anywhere: free only what is local
+    return made;
+  }
+  return child;
+}
+
 Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const SplitOptions& opts) {
   const uint64_t lineage = hash_;  // split() set it; assignUid's nonce is not wanted here
   STRATA_RETURN_IF_ERROR(assignUid());
@@ -119,6 +202,7 @@ Status Comm::initFrom(const Comm& parent, topo::Hierarchy hierarchy, const Split
   fabricOptions_ = parent.fabricOptions_;
   costParams_ = parent.costParams_;
   engine_ = std::make_shared<Engine>(parent.engine_->threaded());
+  watchMembers();
   bindOwners();
   hierarchy_ = std::move(hierarchy);
   hierarchySource_ = "split of " + parent.hierarchySource_;

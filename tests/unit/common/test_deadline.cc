@@ -92,12 +92,16 @@ TEST_CASE("scopes are per thread; a zero timeout waits for ever", "[deadline]") 
   }).join();
 }
 
-TEST_CASE("the cancel flag ends a wait at once and says aborted", "[deadline]") {
-  std::atomic<bool> cancel{false};
+TEST_CASE("the cancel flag ends a wait at once and says why", "[deadline]") {
+  strata::deadline::Cancel cancel;
   Scope s(100, &cancel);
   CHECK_FALSE(Scope::expired());
-  cancel = true;
+  CHECK(cancel.why().empty());
+  CHECK(cancel.set("aborted (strataCommAbort)"));
   CHECK(Scope::expired());
+  CHECK(strata::deadline::expiredError("x").message() == "aborted (strataCommAbort) while x");
+  // The first reason stays.
+  CHECK_FALSE(cancel.set("rank 3 was lost"));
   CHECK(strata::deadline::expiredError("x").message() == "aborted (strataCommAbort) while x");
 }
 

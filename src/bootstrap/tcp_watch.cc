@@ -1,0 +1,97 @@
+// The TCP control plane's watching (tcp_world.h, "Watching"): the watcher thread, the notices
+// that tell every member of a lost one, and the subscribers told of each.
+#include <chrono>
+#include <cstring>
+
+#include "bootstrap/tcp_world.h"
+#include "common/log.h"
+
+namespace strata::boot {
+
+void TcpWorld::startWatcher() { watcher_ = std::thread([this] { watchLoop(); }); }
+
+TcpWorld::~TcpWorld() {
+  {
+    std::lock_guard<std::mutex> lock(stopMu_);
+    stop_ = true;
+  }
+  stopCv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void TcpWorld::watchLoop() {
+  std::unique_lock<std::mutex> stopLock(stopMu_);
+  while (!stopCv_.wait_for(stopLock, std::chrono::milliseconds(kWatchMs), [this] { return stop_; })) {
+    stopLock.unlock();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Two rounds: the first finds what closed and queues the notices, the second sends them.
+      for (int round = 0; round < 2; ++round) {
+        const Status st = pollOnce(0);
+        if (!st.isOk()) {
+          STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): watcher: %s", rank_,
+                      st.message().c_str());
+        }
+      }
+    }
+    stopLock.lock();
+  }
+}
+
+void TcpWorld::announceLost() {
+  // Not a range loop: a connect refused while announcing loses that peer too, which queues
+  // one more notice.
+  for (size_t k = 0; k < toAnnounce_.size(); ++k) {
+    const int lost = toAnnounce_[k].first;
+    const std::string why = toAnnounce_[k].second;
+    for (int q = 0; q < size_; ++q) {
+      if (q == rank_ || q == lost || !gone_[q].empty()) continue;
+      if (!to_[q].fd.valid() && !openTo(q).isOk()) continue;  // openTo lost it: noticed above
+      const wire::FrameHeader h{kNoticeGroup, static_cast<uint64_t>(lost), why.size()};
+      const auto* hp = reinterpret_cast<const char*>(&h);
+      std::vector<char>& out = to_[q].out;
+      out.insert(out.end(), hp, hp + sizeof(h));
+      out.insert(out.end(), why.begin(), why.end());
+    }
+  }
+  toAnnounce_.clear();
+}
+
+uint64_t TcpWorld::subscribe(LostFn fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int r = 0; r < size_; ++r) {
+    if (!gone_[r].empty()) fn(r, gone_[r]);
+  }
+  const uint64_t id = ++nextSubscriber_;
+  subscribers_.emplace(id, std::move(fn));
+  return id;
+}
+
+void TcpWorld::unsubscribe(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  subscribers_.erase(id);
+}
+
+bool TcpWorld::take(int from, uint64_t group, uint64_t tag, std::vector<char>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = mailbox_.find(Key{group, from, tag});
+  if (it == mailbox_.end() || it->second.empty()) return false;
+  *out = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) mailbox_.erase(it);
+  return true;
+}
+
+bool TcpWorld::isGone(int peer, std::string* why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (gone_[peer].empty()) return false;
+  if (why != nullptr) *why = gone_[peer];
+  return true;
+}
+
+Status TcpWorld::progress(int ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pollOnce(ms);
+}
+
+}  // namespace strata::boot

@@ -1,0 +1,70 @@
+// A communicator's side of recovery (docs/recovery.md): members known lost, strataCommRevoke,
+// and what a call on a revoked communicator gets. strataCommShrink is core/shrink.cc.
+//
+// Invariants: a lost member puts the communicator in its error state once, with an error that
+// names the member (in this communicator's numbering) and why it is known lost; the cancel flag
+// then ends a call in flight at its next wait, so no survivor waits for STRATA_TIMEOUT on a
+// process that is gone. memberLost runs on the control plane's watcher, so it only records
+// and signals: it never talks to peers and never waits.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "core/comm.h"
+#include "core/names.h"
+
+namespace strata::core {
+
+Status IssueScope::revokedError() {
+  return invalidUsage(
+      "the communicator was revoked (strataCommRevoke): it accepts only strataCommDestroy, "
+      "strataCommAbort, strataCommSplit and strataCommShrink");
+}
+
+void Comm::watchMembers() {
+  if (watch_) return;  // a shrink watches before initFrom
+  watch_ = boot_->watchMembers(
+      [this](int member, const std::string& why) { memberLost(member, why); });
+}
+
+void Comm::memberLost(int member, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(lostMu_);
+    for (const auto& l : lost_) {
+      if (l.first == member) return;
+    }
+    lost_.emplace_back(member, why);
+  }
+  const std::string what = "rank " + std::to_string(member) + " of commHash " + hashText(hash_) +
+                           " was lost: " + why;
+  STRATA_WARN(kSubsysInit, "rank %d: %s", rank_, what.c_str());
+  // Not the engine: setup may still replace it. The calls in flight or queued fail at their
+  // next wait; later ones at the door (IssueScope), strataCommGetAsyncError reports it.
+  cancel_.set(what);
+}
+
+Status Comm::lostError() const {
+  std::lock_guard<std::mutex> lock(lostMu_);
+  if (lost_.empty()) return Status::ok();
+  return Status(Code::kRemoteError, "rank " + std::to_string(lost_.front().first) +
+                                        " of commHash " + hashText(hash_) +
+                                        " was lost: " + lost_.front().second);
+}
+
+std::vector<std::pair<int, std::string>> Comm::lostMembers() const {
+  std::lock_guard<std::mutex> lock(lostMu_);
+  return lost_;
+}
+
+void Comm::revoke() {
+  if (revoked_.exchange(true, std::memory_order_acq_rel)) return;
+  STRATA_INFO(kSubsysInit, "commHash %s rank %d: revoked (strataCommRevoke)",
+              hashText(hash_).c_str(), rank_);
+  // A call in flight ends at its next wait; queued ones fail instead of running. A lost
+  // member's error, when there is one, stays the communicator's error.
+  cancel_.set("revoked (strataCommRevoke)");
+  engine_->abort(IssueScope::revokedError());
+}
+
+}  // namespace strata::core
