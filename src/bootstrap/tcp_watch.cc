@@ -17,6 +17,36 @@ TcpWorld::~TcpWorld() {
   }
   stopCv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
+  sayGoodbye();
+}
+
+void TcpWorld::sayGoodbye() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const wire::FrameHeader bye{kNoticeGroup, kByeTag, 0};
+  const auto* bp = reinterpret_cast<const char*>(&bye);
+  for (int p = 0; p < size_; ++p) {
+    if (from_[p].fd.valid()) (void)net::writeSome(from_[p].fd.get(), &kByeByte, 1);
+    if (to_[p].fd.valid()) to_[p].out.insert(to_[p].out.end(), bp, bp + sizeof(bye));
+  }
+  // Best effort, briefly: a peer that does not read is not waited for.
+  for (int round = 0; round < 20; ++round) {
+    bool flushed = true;
+    for (int p = 0; p < size_; ++p) {
+      if (to_[p].fd.valid() && to_[p].outOff < to_[p].out.size()) flushed = false;
+    }
+    if (flushed) return;
+    (void)pollOnce(10);
+  }
+}
+
+void TcpWorld::left(int peer) {
+  if (!gone_[peer].empty()) return;
+  gone_[peer] = "it left: its communicators of this control plane were destroyed or aborted";
+  STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): rank %d %s", rank_, peer,
+              gone_[peer].c_str());
+  // Frames it sent before its goodbye may still be on their way over our incoming connection,
+  // which its close ends: only the outgoing one goes now.
+  to_[peer] = Conn();
 }
 
 void TcpWorld::watchLoop() {

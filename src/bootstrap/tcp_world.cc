@@ -14,6 +14,11 @@ namespace {
 
 std::string rankName(int r) { return "rank " + std::to_string(r); }
 
+// A connection closed with no goodbye before it (tcp_world.h, "Leaving").
+constexpr const char* kClosedWhy =
+    "its process is gone: its connections closed without a goodbye (it crashed, was killed, or "
+    "exited without destroying its communicators)";
+
 }  // namespace
 
 StatusOr<std::shared_ptr<TcpWorld>> TcpWorld::join(const UniqueId& id, int rank, int nranks) {
@@ -219,6 +224,10 @@ Status TcpWorld::pollOnce(int ms) {
           closedTo.push_back(p);
           continue;
         }
+        if (got.value() == 1 && probe == kByeByte) {
+          left(p);
+          continue;
+        }
       }
       if ((fds[i].revents & POLLOUT) != 0 && c.outOff < c.out.size()) {
         StatusOr<size_t> put =
@@ -247,7 +256,7 @@ Status TcpWorld::pollOnce(int ms) {
     for (int p : closedTo) {
       if (from_[p].fd.valid()) readFrom(p);
       if (gone_[p].empty()) {
-        lose(p, "its connection closed (it exited, aborted or destroyed the communicator)");
+        lose(p, kClosedWhy);
       }
     }
   }
@@ -323,7 +332,9 @@ void TcpWorld::readFrom(int peer) {
     }
     if (c.in.size() - at - sizeof(h) < h.bytes) break;
     const char* body = c.in.data() + at + sizeof(h);
-    if (h.group == kNoticeGroup) {
+    if (h.group == kNoticeGroup && h.tag == kByeTag) {
+      left(peer);
+    } else if (h.group == kNoticeGroup) {
       // A peer found rank `tag` lost (tcp_watch.cc); what it says of ourselves is not news.
       const int lost = static_cast<int>(h.tag);
       if (h.tag < static_cast<uint64_t>(size_) && lost != rank_ && gone_[lost].empty()) {
@@ -336,7 +347,7 @@ void TcpWorld::readFrom(int peer) {
   }
   c.in.erase(c.in.begin(), c.in.begin() + static_cast<long>(at));
   if (closed)
-    lose(peer, "its connection closed (it exited, aborted or destroyed the communicator)");
+    lose(peer, kClosedWhy);
 }
 
 void TcpWorld::lose(int peer, const std::string& why, bool announce) {

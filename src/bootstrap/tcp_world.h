@@ -26,6 +26,12 @@
 // bootstrap's first allGather opened them), so a lost process is found by both neighbours and
 // every member knows within a watch period or two. Subscribers (a communicator's memberLost)
 // are told once per lost rank, under the world's lock.
+//
+// Leaving is not being lost: a member whose world ends (its last communicator of this world
+// destroyed or aborted) says goodbye before it closes its connections: a bye frame on those it
+// writes to, the byte kByeByte on those it reads from. A member that hears it marks the peer
+// gone (a receive from it fails at once, as before) without telling anyone or its subscribers:
+// a peer that finished earlier is not a failure of those still tearing down.
 #pragma once
 
 #include <condition_variable>
@@ -95,6 +101,8 @@ class TcpWorld {
   void unsubscribe(uint64_t id);
 
   static constexpr uint64_t kNoticeGroup = ~uint64_t{0};
+  static constexpr uint64_t kByeTag = ~uint64_t{0};  // in kNoticeGroup
+  static constexpr char kByeByte = 'B';
   static constexpr int kWatchMs = 50;
 
  private:
@@ -118,6 +126,10 @@ class TcpWorld {
   void lose(int peer, const std::string& why, bool announce = true);
   // Sends the notices lose() queued (called locked, after a round of pollOnce).
   void announceLost();
+  // A peer said goodbye (called locked): gone, but not lost.
+  void left(int peer);
+  // The destructor's goodbye to every connected peer (tcp_watch.cc).
+  void sayGoodbye();
   void startWatcher();
   void watchLoop();
   bool flushed(const std::vector<Send>& sends) const;
