@@ -43,6 +43,11 @@ std::string flightJson(const Comm& c, const std::vector<FlightRecord>& calls,
     levels.push_back({{"name", l.name}, {"fabric", l.fabric}});
   }
   j["levels"] = std::move(levels);
+  // Members known lost (their process is gone), so that strata-trace hang names them from the
+  // survivors' dumps: a lost rank leaves none of its own.
+  nlohmann::json lost = nlohmann::json::array();
+  for (const auto& l : c.lostMembers()) lost.push_back({{"rank", l.first}, {"why", l.second}});
+  if (!lost.empty()) j["lost"] = std::move(lost);
   nlohmann::json list = nlohmann::json::array();
   for (const FlightRecord& r : calls) {
     nlohmann::json e;

@@ -280,6 +280,33 @@ assert d["comms"][0]["ranks"][3] == {"rank": 3, "dump": False,
 '
     ;;
 
+  hang_lost)
+    # A real job (4 ranks on 2 emulated hosts, strataCommInitRank) whose rank 3 was killed in
+    # allreduce #51: the three survivors failed within tens of milliseconds and dumped; their
+    # dumps name the lost rank, which left none.
+    run hang "$data/lost"
+    expect_rc 0
+    has "comm 0x249f302337a1d276: rank 3 was lost (its process is gone: its connections closed without a goodbye"
+    has "as ranks 0-2 report; ranks 0-1 failed in allreduce #51 (1024 float32 sum) at step 2 of 3"
+    same_line "  rank 3: lost: its process is gone: its connections closed without a goodbye (it crashed, was killed, or exited without destroying its communicators)"
+    run hang "$data/lost" --json
+    expect_rc 0
+    check_json '
+(c,) = d["comms"]
+assert [(x["rank"], x["reportedBy"]) for x in c["lost"]] == [(3, [0, 1, 2])], c["lost"]
+assert " found it lost" not in c["lost"][0]["why"], c["lost"]
+assert c["ranks"][3]["dump"] is False and c["ranks"][3]["text"].startswith("lost: "), c["ranks"][3]
+'
+    # Without the lost field (dumps of a strata before it), nobody is named lost.
+    mkdir "$work/old"
+    for f in "$data"/lost/*.jsonl; do
+      python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read()); d.pop("lost"); print(json.dumps(d))' "$f" >"$work/old/$(basename "$f")"
+    done
+    run hang "$work/old"
+    expect_rc 0
+    lacks "was lost ("
+    ;;
+
   hang_count_mismatch)
     # strata_mpi_faults --scenario count-mismatch: rank 1 passed half the count.
     run hang "$data/count_mismatch"

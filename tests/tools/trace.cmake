@@ -30,7 +30,7 @@ set(STRATA_TRACE_TEST_ENV ${STRATA_TOOLS_BASE_ENV}
   TRACE_SCRIPT=unset:)
 
 set(STRATA_TRACE_CASES help bad_input merge merge_truncated merge_two_comms summary hang_stall
-  hang_dead_peer hang_count_mismatch hang_never_issued hang_agree)
+  hang_dead_peer hang_lost hang_count_mismatch hang_never_issued hang_agree)
 
 foreach(case IN LISTS STRATA_TRACE_CASES)
   add_test(NAME tools.strata_trace.${case}

@@ -243,17 +243,45 @@ def analyze(comm, dumps):
                       "file": d["file"], "reason": d.get("reason"), "text": text,
                       **{k: c and c.get(k) for k in ("seq", "collective", "state", "step",
                                                      "steps", "stepKind", "stepLevel", "error")}})
+    lost = lost_ranks(dumps)
+    for x in ranks:
+        if not x["dump"] and any(l["rank"] == x["rank"] for l in lost):
+            x["text"] = "lost: " + next(l["why"] for l in lost if l["rank"] == x["rank"])
     found = diverge(size, dumps, levels)
     if found:
         seq, kind, groups, verdict = found
-        return {"comm": comm, "size": size, "verdict": verdict,
+        return {"comm": comm, "size": size, "verdict": lost_text(lost) + verdict, "lost": lost,
                 "divergence": {"seq": seq, "kind": kind, "groups": groups}, "ranks": ranks}
     last = max((c.get("seq", 0) for d in dumps.values() for c in d["calls"]), default=0)
     fronts = {r: frontier(d, levels)[0] for r, d in dumps.items()}
     now = "all are idle" if not any(fronts.values()) else \
         "; ".join(standing({r: c for r, c in fronts.items() if c}, levels)[1])
     verdict = f"no divergence: every rank made the same calls up to #{last}; {now}"
-    return {"comm": comm, "size": size, "verdict": verdict, "divergence": None, "ranks": ranks}
+    return {"comm": comm, "size": size, "verdict": lost_text(lost) + verdict, "lost": lost,
+            "divergence": None, "ranks": ranks}
+
+
+def lost_ranks(dumps):
+    """The ranks the survivors' dumps name lost (their process gone: it leaves no dump), each
+    with the first reason given and the ranks that report it."""
+    lost = {}
+    for r, d in sorted(dumps.items()):
+        for entry in d.get("lost") or []:
+            x = lost.setdefault(int(entry["rank"]), {"rank": int(entry["rank"]),
+                                                     "why": entry.get("why", ""),
+                                                     "reportedBy": []})
+            # A rank that found it itself says best why; one that heard it says who did.
+            if " found it lost: " in x["why"] and " found it lost: " not in entry.get("why", ""):
+                x["why"] = entry.get("why", "")
+            x["reportedBy"].append(r)
+    return [lost[k] for k in sorted(lost)]
+
+
+def lost_text(lost):
+    """The verdict's first words when ranks were lost: "rank 2 was lost (its process is gone:
+    ...), as ranks 0-1,3 report; "."""
+    return "".join(f"rank {x['rank']} was lost ({x['why']}), as {ranks_text(x['reportedBy'])} "
+                   "report; " for x in lost)
 
 
 def cmd_hang(a):
