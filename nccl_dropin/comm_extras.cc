@@ -1,5 +1,6 @@
 // NCCL functions that take a communicator and that strata does not carry out itself: windows,
-// shrink and revoke, the scalable init, and the device API's host calls (nccl_device.h). The
+// the scalable init, and the device API's host calls (nccl_device.h); shrink and revoke are
+// strata's own (recovery.cc). The
 // generated stubs (forward_x86_64.S) cannot forward these: the ncclComm_t a program holds is
 // strata's, and the real NCCL must get its own (comm->real, made when STRATA_NCCL_FALLBACK
 // forwards anything) or nothing. So each is served here: forwarded with comm->real where there
@@ -98,20 +99,6 @@ ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, i
                                              ncclGinBarrierHandle_t* outHandle,
                                              ncclDevResourceRequirements_t* outReq) {
   STRATA_FORWARD_REAL(ncclGinBarrierCreateRequirement, comm, team, nBarriers, outHandle, outReq);
-}
-
-// Shrinking and revoking change the membership or state of strata's communicator, which
-// forwarding cannot do: a real NCCL communicator alone would not carry strata's collectives.
-ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
-  (void)comm, (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config,
-      (void)shrinkFlags;
-  return fail(ncclInvalidUsage, "ncclCommShrink is not supported by strata yet");
-}
-
-ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
-  (void)comm, (void)revokeFlags;
-  return fail(ncclInvalidUsage, "ncclCommRevoke is not supported by strata yet");
 }
 
 // One id is ncclCommInitRankConfig's case; several ids spread NCCL's bootstrap over several

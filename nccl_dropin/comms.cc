@@ -104,6 +104,11 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   // strata's calls are complete (host) or ordered on their streams (device) when they return;
   // nothing is left to flush before destroy.
   if (ncclResult_t rc = checkComm(comm, "ncclCommFinalize"); rc != ncclSuccess) return rc;
+  if (comm->revoked.load()) {
+    return fail(ncclInvalidUsage,
+                "ncclCommFinalize after ncclCommRevoke is invalid (as in NCCL): destroy or abort "
+                "the communicator instead");
+  }
   if (comm->real != nullptr) return realNccl()->ncclCommFinalize(comm->real);
   return ncclSuccess;
 }

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <string>
 
 #include "fabrics/nccl/nccl_lib.h"
@@ -18,6 +19,7 @@ struct ncclComm {
   strataComm_t strata = nullptr;  // strata's (null when the real NCCL serves it whole)
   ncclComm_t real = nullptr;      // the real NCCL's, when forwarding needs one
   int rank = 0, size = 0;
+  std::atomic<bool> revoked{false};  // ncclCommRevoke was called (recovery.cc); any thread
 };
 
 namespace strata::nccl_dropin {
