@@ -3,12 +3,11 @@
 // are in collectives.cc and p2p.cc.
 #include "backend.h"
 
-#include <Python.h>
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include "gil.h"
 #include "strata/strata.h"
 
 namespace strata::torch_backend {
@@ -28,24 +27,6 @@ strataComm_t splitAll(strataComm_t parent, int rank, strataConfig_t config, cons
               " communicator failed: ", strataMessage(parent, r));
   return child;
 }
-
-// Releases the GIL for a scope when this thread holds it. A group is often destroyed from
-// Python (its last reference dropped, with the GIL held) while its worker threads still hold
-// tensors whose release needs the GIL: joining them with the GIL held would never return.
-class GilRelease {
- public:
-  GilRelease() {
-    if (Py_IsInitialized() && PyGILState_Check()) saved_ = PyEval_SaveThread();
-  }
-  ~GilRelease() {
-    if (saved_ != nullptr) PyEval_RestoreThread(saved_);
-  }
-  GilRelease(const GilRelease&) = delete;
-  GilRelease& operator=(const GilRelease&) = delete;
-
- private:
-  PyThreadState* saved_ = nullptr;
-};
 
 }  // namespace
 
@@ -86,6 +67,17 @@ ProcessGroupStrata::ProcessGroupStrata(int rank, int size, const std::string& un
   splitForUse(rank);
 }
 
+ProcessGroupStrata::ProcessGroupStrata(strataComm_t base, int rank, int size,
+                                       std::chrono::milliseconds timeout)
+    : BackendBase(rank, size), timeout_(timeout), base_(base) {
+  try {
+    splitForUse(rank);
+  } catch (...) {
+    close(false);  // what was made is freed locally: the peers' splits failed alike
+    throw;
+  }
+}
+
 void ProcessGroupStrata::splitForUse(int rank) {
   const strataConfig_t config = groupConfig();
   comm_ = splitAll(base_, rank, config, "collective");
@@ -112,10 +104,12 @@ void ProcessGroupStrata::shutdown() { release(); }
 void ProcessGroupStrata::release() {
   // Destroying a communicator is collective; one in its error state (its peers may be gone)
   // is aborted instead. After a first release comm_ is null: nothing is left to free.
+  // A group that was shrunk is freed locally too: the ranks it excluded take no part (a
+  // revoked communicator reports strataSuccess once its calls have ended).
   strataResult_t state = strataSuccess;
-  const bool healthy =
-      comm_ != nullptr && strataCommGetAsyncError(comm_, &state) == strataSuccess &&
-      state == strataSuccess;
+  const bool healthy = !retired_.load() && comm_ != nullptr &&
+                       strataCommGetAsyncError(comm_, &state) == strataSuccess &&
+                       state == strataSuccess;
   close(healthy);
 }
 

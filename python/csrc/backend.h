@@ -63,6 +63,9 @@ class ProcessGroupStrata : public BackendBase {
   // Collective over the members.
   ProcessGroupStrata(int rank, int size, const std::string& uniqueId,
                      std::chrono::milliseconds timeout);
+  // A group over `base`, a communicator of this process (a shrink's new one), whose rank and
+  // size it has; takes it over. Collective over its members.
+  ProcessGroupStrata(strataComm_t base, int rank, int size, std::chrono::milliseconds timeout);
   ~ProcessGroupStrata() override;
 
   const std::string getBackendName() const override { return "strata"; }
@@ -130,6 +133,24 @@ class ProcessGroupStrata : public BackendBase {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
                                       int tag) override;
+
+  // Recovery from a lost rank (recovery.cc, docs/recovery.md).
+#ifdef STRATA_TORCH_BACKEND_SHRINK
+  // PyTorch 2's torch.distributed.shrink_group (c10d::Backend::shrink, where the headers
+  // declare it): every communicator of this group is revoked (SHRINK_ABORT: their calls in
+  // flight end; SHRINK_DEFAULT: they are waited for first), strataCommShrink makes the
+  // members' new communicator without `ranksToExclude` (the survivors agree on them), and a
+  // new group is built on it. Collective over the remaining members. This group is then freed
+  // locally (torch destroys it next).
+  bool supportsShrinking() const override { return true; }
+  c10::intrusive_ptr<c10d::Backend> shrink(
+      const std::vector<int64_t>& ranksToExclude, int shrinkFlags,
+      const c10::intrusive_ptr<Options>& optsOverride) override;
+#endif
+  // The ranks of this group (in its numbering) that strata reports lost, ascending: what
+  // shrink_group's ranks_to_exclude should be after an operation failed because a rank died.
+  // Local; empty while strata knows of none.
+  std::vector<int64_t> lostRanks();
 
   // strata's extensions, for strata_torch.hooks.
   // An allreduce on a communicator of this group whose inter-host stages carry `wire` ("fp16"
@@ -203,7 +224,15 @@ class ProcessGroupStrata : public BackendBase {
   // locally: one in its error state may have lost its peers.
   void release();
 
+  // Every communicator of the group (base_ last), for revoking and querying them all.
+  std::vector<strataComm_t> comms() const;
+
   std::chrono::milliseconds timeout_;
+  // Shrunk (recovery.cc): release() then frees every communicator locally, as the ranks the
+  // shrink excluded take no part in a collective destroy.
+  std::atomic<bool> retired_{false};
+  // Ranks a shrink's agreement excluded beyond the caller's list (lostRanks reports them).
+  std::vector<int64_t> agreedLost_;
   std::atomic<uint64_t> seq_{0};  // operations issued (getSequenceNumberForGroup)
   strataComm_t base_ = nullptr;  // the members' communicator; the others are split from it
   strataComm_t comm_ = nullptr;  // collectives

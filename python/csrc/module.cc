@@ -49,7 +49,8 @@ PYBIND11_MODULE(_C, m) {
           py::arg("tensor"), py::arg("key"), py::arg("density") = 0.1,
           py::arg("chunk") = 32768, py::arg("op") = "sum",
           py::call_guard<py::gil_scoped_release>())
-      .def("describe", &ProcessGroupStrata::describe, py::call_guard<py::gil_scoped_release>());
+      .def("describe", &ProcessGroupStrata::describe, py::call_guard<py::gil_scoped_release>())
+      .def("lost_ranks", &ProcessGroupStrata::lostRanks, py::call_guard<py::gil_scoped_release>());
 
   m.def("unique_id", [] {
     strataUniqueId id;

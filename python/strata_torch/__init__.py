@@ -25,7 +25,7 @@ import torch.distributed as dist
 from . import _C
 from . import hooks  # noqa: F401  (strata_torch.hooks)
 
-__all__ = ["init", "hooks", "describe", "backend_of", "BACKEND"]
+__all__ = ["init", "hooks", "describe", "backend_of", "lost_ranks", "shrink_group", "BACKEND"]
 
 BACKEND = "strata"
 
@@ -183,6 +183,67 @@ def describe(group=None):
     if backend is None:
         raise TypeError("strata_torch.describe: the group's backend is not strata")
     return backend.describe()
+
+
+def lost_ranks(group=None):
+    """The ranks of a group (``None``: the default group), in the group's numbering, that
+    strata knows lost (their process is gone), ascending; empty while it knows of none.
+
+    After an operation failed because a rank died (its error names the rank; every survivor
+    gets it within about a second), these are the ranks to exclude (shrink_group below). Ask
+    before shrinking: a shrink revokes the group's communicators, which then report no error.
+    Local (no communication).
+    """
+    backend = backend_of(group)
+    if backend is None:
+        raise TypeError("strata_torch.lost_ranks: the group's backend is not strata")
+    return backend.lost_ranks()
+
+
+def shrink_group(ranks_to_exclude=None, group=None, shrink_flags=None, pg_options=None):
+    """Recovery from a lost rank (docs/recovery.md): PyTorch 2's
+    ``torch.distributed.shrink_group`` on a strata group, and the new group registered as a
+    strata group. Collective over the remaining ranks (the excluded ones must not call it).
+
+    ``ranks_to_exclude``: ``None`` (the default) takes ``lost_ranks(group)``.
+    ``shrink_flags``: ``None`` (the default) is ``SHRINK_ABORT``, which ends the group's
+    operations in flight first (what a survivor wants after an error); ``SHRINK_DEFAULT`` waits
+    for them (excluding ranks that are alive). Returns the new group; when ``group`` is the
+    default group (``None``), the new group becomes the default group, renumbered
+    (``dist.get_rank()`` changes), and every other group is destroyed, as torch's
+    shrink_group does::
+
+        try:
+            train_step()
+        except RuntimeError:
+            strata_torch.shrink_group()
+            model = DistributedDataParallel(model.module)   # rank 0's parameters again
+
+    Why not torch's own shrink_group alone: it registers the new backend as Gloo's
+    (``BackendType.GLOO`` on the CPU), and DDP's logger then treats strata's backend as
+    ProcessGroupGloo (PyTorch 2.11 crashes in ``c10d::Logger::set_env_variables``). This
+    registers it again as the custom backend it is, as ``init_process_group`` did.
+    """
+    c10d = dist.distributed_c10d
+    if not hasattr(c10d, "shrink_group"):
+        raise RuntimeError(f"strata_torch.shrink_group needs PyTorch 2's "
+                           f"torch.distributed.shrink_group (this is {torch.__version__})")
+    if ranks_to_exclude is None:
+        ranks_to_exclude = lost_ranks(group)
+        if not ranks_to_exclude:
+            raise RuntimeError("strata_torch.shrink_group: strata knows of no lost rank in the "
+                               "group; name the ranks to exclude")
+    if shrink_flags is None:
+        shrink_flags = c10d.SHRINK_ABORT
+    new = c10d.shrink_group(list(ranks_to_exclude), group=group, shrink_flags=shrink_flags,
+                            pg_options=pg_options)
+    backend = new._get_backend(torch.device("cpu"))
+    if isinstance(backend, _C.ProcessGroupStrata):
+        custom = dist.ProcessGroup.BackendType.CUSTOM
+        for device in ("cpu", "cuda"):
+            new._register_backend(torch.device(device), custom, backend)
+        new._set_default_backend(custom)
+    return new
 
 
 _register()

@@ -149,6 +149,15 @@ set_tests_properties(${T}.cuda_graph.np1 ${T}.cuda_graph.np2 PROPERTIES
 strata_add_torch_test(${T}.async.np2 SCRIPT test_async.py NP 2 TIMEOUT 80)
 strata_add_torch_test(${T}.async.np4.hosts_2_2 SCRIPT test_async.py HOSTS a:2 b:2 TIMEOUT 80)
 
+# Recovery from a lost rank (test_recovery.py, docs/recovery.md): DDP on CPU tensors, launched
+# without MPI; a rank kills itself (SIGKILL) mid-training and the survivors shrink_group
+# (SHRINK_ABORT), rebuild DDP and train on, the loss still falling. strata-run --survive-loss
+# keeps the others running when a rank is killed. PyTorch 2 only (shrink_group; 77 under 1.13).
+strata_add_torch_launch_test(${T}.recovery.np4 SCRIPT test_recovery.py TIMEOUT 60
+  RUN --survive-loss -n 4 ENV TORCH_TEST_INIT=env)
+strata_add_torch_launch_test(${T}.recovery.np4.hosts_2_2 SCRIPT test_recovery.py TIMEOUT 60
+  RUN --survive-loss --hosts a:2,b:2 ENV TORCH_TEST_INIT=env TORCH_RECOVERY_VICTIM=1)
+
 # Bad arguments, and ranks that call different collectives under a 5 s group timeout: one
 # host, 2 hosts, and with STRATA_CHECK=1 (strata compares the calls, so it may fail sooner).
 strata_add_torch_test(${T}.errors.np1 SCRIPT test_errors.py NP 1 TIMEOUT 110)
