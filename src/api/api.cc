@@ -272,8 +272,7 @@ strataResult_t strataCommNoteNextCall(strataComm_t comm, const char* note) {
     STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));
     const std::string text = note != nullptr ? note : "";
     if (text.size() > 200) {
-      return invalidArgument("note of " + std::to_string(text.size()) +
-                             " characters: at most 200");
+      return invalidArgument("note of " + std::to_string(text.size()) + " characters: at most 200");
     }
     core::Comm& c = *entry->impl;
     core::IssueScope one(c, "strataCommNoteNextCall");

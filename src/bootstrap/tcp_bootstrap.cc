@@ -51,9 +51,8 @@ Status TcpBootstrap::allGather(const void* mine, void* all, size_t bytes) {
   // n - 1 steps every block has travelled round the ring to every member.
   for (int s = 0; s + 1 < n; ++s) {
     const int sendBlock = (me_ - s + n) % n, recvBlock = (me_ - s - 1 + 2 * n) % n;
-    const std::vector<TcpWorld::Send> sends{
-        {next, group_, tag | static_cast<uint64_t>(s), out + static_cast<size_t>(sendBlock) * bytes,
-         bytes}};
+    const std::vector<TcpWorld::Send> sends{{next, group_, tag | static_cast<uint64_t>(s),
+                                             out + static_cast<size_t>(sendBlock) * bytes, bytes}};
     const std::vector<TcpWorld::Recv> recvs{{prev, group_, tag | static_cast<uint64_t>(s), &got}};
     STRATA_RETURN_IF_ERROR(failed(world_->exchange(sends, recvs, "bootstrap allgather")));
     if (got.size() != bytes) {
@@ -78,8 +77,8 @@ Status TcpBootstrap::broadcast(void* buf, size_t bytes, int root) {
   while (mask < n) {
     if ((rel & mask) != 0) {
       std::vector<char> got;
-      STRATA_RETURN_IF_ERROR(failed(world_->exchange(
-          {}, {{member(rel - mask), group_, tag, &got}}, "bootstrap broadcast")));
+      STRATA_RETURN_IF_ERROR(failed(
+          world_->exchange({}, {{member(rel - mask), group_, tag, &got}}, "bootstrap broadcast")));
       if (got.size() != bytes) {
         return failed(invalidUsage("bootstrap broadcast: " + std::to_string(got.size()) +
                                    " bytes from the root, expected " + std::to_string(bytes)));
@@ -126,8 +125,9 @@ StatusOr<std::unique_ptr<Bootstrap>> TcpBootstrap::split(int color, int key) {
 //
 // The agreement (every survivor must build the same communicator, whatever failures each saw):
 // rounds, tagged with a round count that goes on across shrink calls of this bootstrap. In a
-// round every member sends its excluded set S to every member outside S, then takes the sets
-// of every member outside S, in whatever order they come. A member's next set is the union of
+// round every member sends its excluded set S to every other member (an excluded one that
+// calls anyway so learns that it is out), then takes the sets of every member outside S, in
+// whatever order they come. A member's next set is the union of
 // S, every set it took and the members it found lost meanwhile (and it stops waiting for a
 // member that someone else's set excludes). A member decides S when its next set equals S and
 // every set it took equals S.
@@ -197,8 +197,10 @@ StatusOr<Bootstrap::Shrunk> TcpBootstrap::shrink(const std::vector<bool>& exclud
       mine[i] = set[i] ? 1 : 0;
       if (i != me_ && !set[i]) pending.push_back(i);
     }
-    for (int i : pending) {
-      sends.push_back({members_[i], agreeGroup, round, mine.data(), mine.size(), true});
+    // To every member, the excluded ones too: one that calls anyway learns that it is out.
+    for (int i = 0; i < n; ++i) {
+      if (i != me_)
+        sends.push_back({members_[i], agreeGroup, round, mine.data(), mine.size(), true});
     }
     STRATA_RETURN_IF_ERROR(world_->exchange(sends, {}, "strataCommShrink's agreement"));
     std::vector<bool> next = set;
@@ -242,9 +244,10 @@ StatusOr<Bootstrap::Shrunk> TcpBootstrap::shrink(const std::vector<bool>& exclud
       STRATA_RETURN_IF_ERROR(world_->progress(10));
     }
     if (excludedBy >= 0) {
-      return invalidUsage("strataCommShrink: rank " + std::to_string(excludedBy) +
-                          " excludes this rank (" + std::to_string(me_) +
-                          "): its list or the failures it saw name it; the others go on without it");
+      return invalidUsage(
+          "strataCommShrink: rank " + std::to_string(excludedBy) + " excludes this rank (" +
+          std::to_string(me_) +
+          "): its list or the failures it saw name it; the others go on without it");
     }
     noteLost(next);
     if (same && next == set) break;
@@ -261,8 +264,8 @@ StatusOr<Bootstrap::Shrunk> TcpBootstrap::shrink(const std::vector<bool>& exclud
     if (i == me_) me = static_cast<int>(members.size());
     members.push_back(members_[i]);
   }
-  const uint64_t group = childGroup(childGroup(group_, kAgreeSalt, static_cast<int>(round)),
-                                    setHash, 0);
+  const uint64_t group =
+      childGroup(childGroup(group_, kAgreeSalt, static_cast<int>(round)), setHash, 0);
   out.boot.reset(new TcpBootstrap(world_, group, std::move(members), me));
   return out;
 }

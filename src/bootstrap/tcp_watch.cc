@@ -8,7 +8,9 @@
 
 namespace strata::boot {
 
-void TcpWorld::startWatcher() { watcher_ = std::thread([this] { watchLoop(); }); }
+void TcpWorld::startWatcher() {
+  watcher_ = std::thread([this] { watchLoop(); });
+}
 
 TcpWorld::~TcpWorld() {
   {
@@ -42,8 +44,7 @@ void TcpWorld::sayGoodbye() {
 void TcpWorld::left(int peer) {
   if (!gone_[peer].empty()) return;
   gone_[peer] = "it left: its communicators of this control plane were destroyed or aborted";
-  STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): rank %d %s", rank_, peer,
-              gone_[peer].c_str());
+  STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): rank %d %s", rank_, peer, gone_[peer].c_str());
   // Frames it sent before its goodbye may still be on their way over our incoming connection,
   // which its close ends: only the outgoing one goes now.
   to_[peer] = Conn();
@@ -51,7 +52,8 @@ void TcpWorld::left(int peer) {
 
 void TcpWorld::watchLoop() {
   std::unique_lock<std::mutex> stopLock(stopMu_);
-  while (!stopCv_.wait_for(stopLock, std::chrono::milliseconds(kWatchMs), [this] { return stop_; })) {
+  while (
+      !stopCv_.wait_for(stopLock, std::chrono::milliseconds(kWatchMs), [this] { return stop_; })) {
     stopLock.unlock();
     {
       std::lock_guard<std::mutex> lock(mu_);

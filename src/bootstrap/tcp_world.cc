@@ -346,8 +346,7 @@ void TcpWorld::readFrom(int peer) {
     at += sizeof(h) + h.bytes;
   }
   c.in.erase(c.in.begin(), c.in.begin() + static_cast<long>(at));
-  if (closed)
-    lose(peer, kClosedWhy);
+  if (closed) lose(peer, kClosedWhy);
 }
 
 void TcpWorld::lose(int peer, const std::string& why, bool announce) {

@@ -97,8 +97,8 @@ class Comm {
   // lost) and make a communicator of the others, in rank order, with their hierarchy. Null and
   // strataInvalidUsage for a caller the agreement excludes. `abortFirst`: end the calls in
   // flight first (STRATA_SHRINK_ABORT) instead of waiting for them.
-  StatusOr<std::unique_ptr<Comm>> shrink(const std::vector<int>& exclude,
-                                         const SplitOptions& opts, bool abortFirst);
+  StatusOr<std::unique_ptr<Comm>> shrink(const std::vector<int>& exclude, const SplitOptions& opts,
+                                         bool abortFirst);
   // strataCommRevoke: calls in flight end at their next wait, queued and later ones fail with
   // strataInvalidUsage; only destroy, abort, split and shrink remain. Local; any thread.
   void revoke();
@@ -108,6 +108,9 @@ class Comm {
   std::vector<std::pair<int, std::string>> lostMembers() const;
   // The first lost member's error (strataRemoteError naming it), or ok.
   Status lostError() const;
+  // A call's failure that a lost member caused, seen first by a fabric: named so
+  // (core/recover.cc).
+  void attributeLoss(Status& st) const;
   ~Comm();  // collective, unless abandon() was called; runs the calls still queued first
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -228,6 +231,9 @@ class Comm {
   std::unique_ptr<DeviceState, DeviceStateDeleter> device_;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> revoked_{false};
+  // A shrink made a communicator of this one's survivors: its teardown is local, and it
+  // retires its fabrics (Fabric::retire) instead of keeping what an abort keeps.
+  std::atomic<bool> superseded_{false};
   deadline::Cancel cancel_;
   // Lost members (core/recover.cc): written by the control plane's watcher.
   mutable std::mutex lostMu_;

@@ -117,6 +117,16 @@ void GroupTable::abandon() {
   if (flat_) abandonGroup(*flat_);
 }
 
+void GroupTable::retire() {
+  auto retireGroup = [](LevelGroup& g) {
+    if (g.deviceFabric) g.deviceFabric->retire();
+    if (g.fabric) g.fabric->retire();
+    if (g.boot) g.boot->abandon();
+  };
+  for (auto& [key, g] : groups_) retireGroup(*g);
+  if (flat_) retireGroup(*flat_);
+}
+
 void GroupTable::release() {
   levels_.clear();
   auto release = [](LevelGroup& g) {

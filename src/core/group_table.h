@@ -59,6 +59,8 @@ class GroupTable {
 
   // strataCommAbort: every group's fabrics and control plane stop waiting on peers.
   void abandon();
+  // Fabric::retire on every group: the communicator was replaced by a shrink.
+  void retire();
   // Frees every group: device fabrics first (they may wrap host fabrics), then host fabrics,
   // then control planes. Local.
   void release();

@@ -204,7 +204,7 @@ Comm::~Comm() {
   // drained) the peers may be anywhere: free only what is local, as an abort does.
   if (engine_) {
     (void)quiesce(issuing());
-    if (!aborted_.load() && !engine_->error().isOk()) abandon();
+    if (!aborted_.load() && (superseded_.load() || !engine_->error().isOk())) abandon();
     engine_->stop();
   }
   engine_.reset();
@@ -226,6 +226,7 @@ void Comm::dumpOnce(const std::string& reason, bool reasonLogged) {
 }
 
 void Comm::failHere(Status& st) {
+  attributeLoss(st);
   if (!st.wasLogged()) {
     STRATA_WARN(kSubsysColl, "%s", st.message().c_str());
     st.markLogged();
@@ -251,7 +252,11 @@ void Comm::abandon() {
   aborted_.store(true);
   cancel_.set("aborted (strataCommAbort)");
   engine_->abort(Status(Code::kRemoteError, "the communicator was aborted (strataCommAbort)"));
-  groups_.abandon();
+  if (superseded_.load()) {
+    groups_.retire();
+  } else {
+    groups_.abandon();
+  }
   if (boot_) boot_->abandon();
 }
 

@@ -6,7 +6,9 @@
 // then ends a call in flight at its next wait, so no survivor waits for STRATA_TIMEOUT on a
 // process that is gone. memberLost runs on the control plane's watcher, so it only records
 // and signals: it never talks to peers and never waits.
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,8 +26,8 @@ Status IssueScope::revokedError() {
 
 void Comm::watchMembers() {
   if (watch_) return;  // a shrink watches before initFrom
-  watch_ = boot_->watchMembers(
-      [this](int member, const std::string& why) { memberLost(member, why); });
+  watch_ =
+      boot_->watchMembers([this](int member, const std::string& why) { memberLost(member, why); });
 }
 
 void Comm::memberLost(int member, const std::string& why) {
@@ -36,8 +38,8 @@ void Comm::memberLost(int member, const std::string& why) {
     }
     lost_.emplace_back(member, why);
   }
-  const std::string what = "rank " + std::to_string(member) + " of commHash " + hashText(hash_) +
-                           " was lost: " + why;
+  const std::string what =
+      "rank " + std::to_string(member) + " of commHash " + hashText(hash_) + " was lost: " + why;
   STRATA_WARN(kSubsysInit, "rank %d: %s", rank_, what.c_str());
   // Not the engine: setup may still replace it. The calls in flight or queued fail at their
   // next wait; later ones at the door (IssueScope), strataCommGetAsyncError reports it.
@@ -50,6 +52,26 @@ Status Comm::lostError() const {
   return Status(Code::kRemoteError, "rank " + std::to_string(lost_.front().first) +
                                         " of commHash " + hashText(hash_) +
                                         " was lost: " + lost_.front().second);
+}
+
+void Comm::attributeLoss(Status& st) const {
+  // A fabric may see a lost process first (a UCX endpoint error: "Endpoint timeout",
+  // "Connection reset", "Shared memory error") and fail as a system error naming a member of
+  // one level's group. The watcher hears of it within its period or two: give it a second,
+  // and if it names a lost rank, the call's error says so, as every other survivor's does.
+  // Only for control planes that watch (not MPI) and only for system errors (a timeout
+  // already waited; an agreement's failure is not a loss).
+  if (!watch_ || st.code() != Code::kSystemError) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  Status lost = lostError();
+  while (lost.isOk() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lost = lostError();
+  }
+  if (lost.isOk()) return;
+  Status named(Code::kRemoteError, st.message() + "; " + lost.message());
+  if (st.wasLogged()) named.markLogged();
+  st = named;
 }
 
 std::vector<std::pair<int, std::string>> Comm::lostMembers() const {

@@ -115,8 +115,7 @@ StatusOr<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& exclude,
     // STRATA_SHRINK_ABORT: a call in flight ends at its next wait, queued ones fail; the
     // communicator's own error (a lost rank's) stays its error.
     cancel_.set("ended by strataCommShrink (STRATA_SHRINK_ABORT)");
-    engine_->abort(
-        Status(Code::kRemoteError, "ended by strataCommShrink (STRATA_SHRINK_ABORT)"));
+    engine_->abort(Status(Code::kRemoteError, "ended by strataCommShrink (STRATA_SHRINK_ABORT)"));
   }
   // STRATA_SHRINK_DEFAULT: the calls issued before run first; their errors were theirs.
   (void)quiesce(issuing());
@@ -138,13 +137,14 @@ StatusOr<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& exclude,
         gone += (gone.empty() ? "" : ", ") + std::to_string(r);
       }
     }
-    StatusOr<std::unique_ptr<Comm>> child = makeShrunk(std::move(agreed.boot), members, opts,
-                                                       shrinkIndex, attempt, gone);
+    StatusOr<std::unique_ptr<Comm>> child =
+        makeShrunk(std::move(agreed.boot), members, opts, shrinkIndex, attempt, gone);
     if (child.isOk()) {
       std::unique_ptr<Comm> made = child.take();
-      logInitComplete(*made, std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count());
+      superseded_.store(true);
+      logInitComplete(
+          *made, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
       return made;
     }
     // A member lost while the new communicator was made: agree again, without it. Any other

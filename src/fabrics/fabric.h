@@ -107,6 +107,12 @@ class Fabric {
   // strataCommAbort: the fabric's destructor must then free only local resources and never
   // wait on another member (peers may be gone or stuck).
   virtual void abandon() {}
+  // The communicator was replaced by a shrink (strataCommShrink): every member that is left
+  // ended its calls on it and agreed on the new one, and the others are gone. Like abandon()
+  // (no waiting on peers), but what abandon keeps for late peers (a UCX worker and its sockets
+  // and shared memory) is freed: none will come, and a job that recovers many times must not
+  // collect them.
+  virtual void retire() { abandon(); }
 
   // Stream-ordered device fabrics (nccl, local): a CUDA stream carries their operations by
   // itself. Each operation is only enqueued, on the stream last given to useStream (the

@@ -41,6 +41,7 @@ class MpiCudaFabric final : public Fabric {
 
   const char* name() const override { return "mpi-cuda"; }
   void abandon() override { staged_->abandon(); }
+  void retire() override { staged_->retire(); }
   int size() const override { return staged_->size(); }
   int rank() const override { return staged_->rank(); }
 

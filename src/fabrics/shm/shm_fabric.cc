@@ -102,6 +102,7 @@ class ShmFabric final : public Fabric {
   // Unmapping is local: nothing here waits on a peer, abandoned or not.
   ~ShmFabric() override = default;
   void abandon() override { p2p_->abandon(); }
+  void retire() override { p2p_->retire(); }
 
   // Collective over `b`: maps the group's segment.
   Status init(boot::Bootstrap& b) {

@@ -26,6 +26,10 @@ class UcxFabric final : public Fabric {
     abandoned_ = true;
     link_->abandon();
   }
+  void retire() override {
+    abandoned_ = true;
+    link_->retire();
+  }
 
   const char* name() const override { return "ucx"; }
   int size() const override { return link_->size(); }

@@ -339,6 +339,13 @@ using QuietExitFlush = CountedScope<QuietExitFlushChange>;
 UcxLink::~UcxLink() {
   if (worker_ == nullptr) return;
   for (unsigned ch = 0; ch < p2p::kChannels; ++ch) abandonChannel(static_cast<p2p::Channel>(ch));
+  if (retired_) {
+    // No peer will use it again (Fabric::retire); a lost peer's endpoint may fail on closing.
+    QuietExitFlush quiet;
+    closeEndpoints();
+    ucp_worker_destroy(worker_);
+    return;
+  }
   if (abandoned_) {
     static std::mutex m;
     static auto* kept = new std::vector<ucp_worker_h>();  // never destroyed, see above
@@ -365,6 +372,10 @@ void UcxLink::flushAndClose() {
     ucp_worker_progress(worker_);
   }
   if (flush != nullptr) ucp_request_free(flush);
+  closeEndpoints();
+}
+
+void UcxLink::closeEndpoints() {
   std::vector<void*> closing;
   for (ucp_ep_h ep : eps_) {
     if (ep == nullptr) continue;

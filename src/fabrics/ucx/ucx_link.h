@@ -56,6 +56,8 @@ class UcxLink final : public p2p::Link {
   // strataCommAbort (or the error state): the destructor then neither flushes nor waits on
   // any peer, and keeps the worker (see there).
   void abandon() { abandoned_ = true; }
+  // Fabric::retire: the destructor neither flushes nor waits, and destroys the worker.
+  void retire() { abandoned_ = retired_ = true; }
 
  private:
   UcxLink(int rank, int size) : rank_(rank), size_(size) {}
@@ -83,6 +85,8 @@ class UcxLink final : public p2p::Link {
   Status finished(p2p::Channel ch, Pending& p, ucs_status_t st);
   Status failed(p2p::Channel ch, Status st);
   void abandonChannel(p2p::Channel ch);
+  // Closes every endpoint without a handshake (force), locally.
+  void closeEndpoints();
   std::string describe(const Pending& p, p2p::Channel ch, const char* what) const;
   void flushAndClose();
 
@@ -91,6 +95,7 @@ class UcxLink final : public p2p::Link {
   std::vector<ucp_ep_h> eps_;  // by member
   ChannelState channels_[p2p::kChannels];
   bool abandoned_ = false;
+  bool retired_ = false;
 };
 
 }  // namespace strata::fabric
