@@ -232,6 +232,14 @@ STRATA_API strataResult_t strataCommSplit(strataComm_t comm, int color, int key,
  * allowed. */
 STRATA_API strataResult_t strataCommRevoke(strataComm_t comm, int revokeFlags);
 
+/* strata extension (NCCL has no such query): the ranks of comm known lost (their process is
+ * gone), in ascending order. *count receives how many there are; the first min(*count, capacity)
+ * go to ranks (which may be NULL when capacity is 0). A rank is known lost at most a second or
+ * two after its process ended; a stalled rank is never reported. Local, callable from any thread
+ * and after strataCommRevoke. Pass the list to strataCommShrink. */
+STRATA_API strataResult_t strataCommGetLostRanks(strataComm_t comm, int* ranks, int capacity,
+                                                 int* count);
+
 /* Makes a communicator of comm's ranks without the excludeRanksCount ranks listed in
  * excludeRanksList (ncclCommShrink), keeping their order: rank r of the new communicator is the
  * r-th rank of comm not excluded. Collective over the ranks that remain, not over the excluded

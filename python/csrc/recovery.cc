@@ -7,8 +7,6 @@
 // group (completer, lanes) stays inside a call, shrinks base_, and builds a new group on the
 // result exactly as a group is built on a new communicator (splitForUse).
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <future>
 #include <set>
 #include <string>
@@ -18,20 +16,6 @@
 
 namespace strata::torch_backend {
 namespace {
-
-// The lost rank a strataRemoteError names: strata's message for a lost member is "rank R of
-// commHash H was lost: why" (src/core/recover.cc), R in the communicator's numbering. -1 when
-// the message is another remote error.
-int64_t lostRankIn(const char* message) {
-  if (message == nullptr) return -1;
-  const std::string text = message;
-  const size_t at = text.find(" of commHash ");
-  if (at == std::string::npos || text.find(" was lost", at) == std::string::npos) return -1;
-  size_t begin = at;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
-  if (begin == at || begin < 5 || text.compare(begin - 5, 5, "rank ") != 0) return -1;
-  return std::strtoll(text.c_str() + begin, nullptr, 10);
-}
 
 // Runs every job posted to `threads` before this call, then returns.
 void drain(JobThreads& threads) {
@@ -54,15 +38,18 @@ std::vector<strataComm_t> ProcessGroupStrata::comms() const {
 std::vector<int64_t> ProcessGroupStrata::lostRanks() {
   std::lock_guard<std::mutex> lock(issue_);
   std::set<int64_t> lost(agreedLost_.begin(), agreedLost_.end());
-  for (strataComm_t c : comms()) {
-    // The error state of a communicator that lost a member is that member's error; a revoked
-    // one reports no error (its state is strataInProgress, then strataSuccess).
-    strataResult_t state = strataSuccess;
-    if (strataCommGetAsyncError(c, &state) != strataSuccess || state != strataRemoteError) {
-      continue;
+  // base_ numbers its ranks as the group does; every communicator split from it hears of the
+  // same losses.
+  if (base_ != nullptr) {
+    int count = 0;
+    if (strataCommGetLostRanks(base_, nullptr, 0, &count) == strataSuccess && count > 0) {
+      std::vector<int> ranks(static_cast<size_t>(count));
+      if (strataCommGetLostRanks(base_, ranks.data(), count, &count) == strataSuccess) {
+        for (int i = 0; i < count && i < static_cast<int>(ranks.size()); ++i) {
+          lost.insert(ranks[i]);
+        }
+      }
     }
-    const int64_t r = lostRankIn(strataGetLastError(c));
-    if (r >= 0 && r < size_) lost.insert(r);
   }
   return {lost.begin(), lost.end()};
 }

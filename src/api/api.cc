@@ -1,6 +1,7 @@
 // The C boundary for communicators: creation, destruction, queries and errors. Every entry
 // validates its arguments, calls into the library and turns Status into strataResult_t
 // (api/guard.h).
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -172,6 +173,24 @@ strataResult_t strataCommRevoke(strataComm_t comm, int revokeFlags) {
                              ": must be STRATA_REVOKE_DEFAULT (0)");
     }
     entry->impl->revoke();
+    return Status::ok();
+  });
+}
+
+strataResult_t strataCommGetLostRanks(strataComm_t comm, int* ranks, int capacity, int* count) {
+  return guarded(comm, "strataCommGetLostRanks", [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(CommEntry * entry, liveComm(comm, false));  // local: no MPI
+    if (count == nullptr) return invalidArgument("count is NULL");
+    if (capacity < 0)
+      return invalidArgument("capacity " + std::to_string(capacity) + " is negative");
+    if (capacity > 0 && ranks == nullptr) {
+      return invalidArgument("ranks is NULL with capacity " + std::to_string(capacity));
+    }
+    std::vector<int> lost;
+    for (const auto& l : entry->impl->lostMembers()) lost.push_back(l.first);
+    std::sort(lost.begin(), lost.end());
+    *count = static_cast<int>(lost.size());
+    for (int i = 0; i < capacity && i < *count; ++i) ranks[i] = lost[i];
     return Status::ok();
   });
 }

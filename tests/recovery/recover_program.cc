@@ -372,6 +372,27 @@ void Rank::recover() {
                                           ", expected "
                                           "strataInvalidUsage");
 
+  // strataCommGetLostRanks lists the killed victims (all of them within a second), and never
+  // a stalled rank, which is alive.
+  std::vector<int> killed = o_.victims;
+  if (o_.scenario == "stall") killed.clear();
+  if (o_.scenario == "during-shrink") killed.resize(1);
+  std::vector<int> lost;
+  for (double until = now() + 1.0;;) {
+    int count = -1;
+    lost.assign(static_cast<size_t>(size_), -1);
+    expect(strataCommGetLostRanks(comm_, lost.data(), size_, &count) == strataSuccess,
+           std::string("strataCommGetLostRanks: ") + strataGetLastError(comm_));
+    lost.resize(static_cast<size_t>(std::max(count, 0)));
+    if (lost.size() >= killed.size() || now() > until) break;
+    usleep(10000);
+  }
+  std::vector<int> sortedKilled = killed;
+  std::sort(sortedKilled.begin(), sortedKilled.end());
+  std::string got;
+  for (int r : lost) got += (got.empty() ? "" : ",") + std::to_string(r);
+  expect(lost == sortedKilled, "strataCommGetLostRanks lists {" + got + "}");
+
   // during-shrink: the second victim is alive until the others are in the shrink.
   if (o_.scenario == "during-shrink" && rank_ == o_.victims[1]) {
     usleep(static_cast<useconds_t>(o_.secondDelay * 1e6));
