@@ -63,7 +63,9 @@ StatusOr<std::unique_ptr<Comm>> Comm::split(int color, int key, const SplitOptio
   CallerScope one(callerCheck_, "split");
   STRATA_RETURN_IF_ERROR(one.status());
   // The calls issued before the split run first, on every rank: the split is the next call.
-  STRATA_RETURN_IF_ERROR(quiesce(issuing()));
+  // A revoked communicator's calls ended (or failed) by the revoke, which is what it is for.
+  const Status before = quiesce(issuing());
+  if (!before.isOk() && !revoked()) return before;
   const auto start = std::chrono::steady_clock::now();
   const uint64_t splitIndex = ++splits_;  // every member counts every split, in the same order
   const int mine[3] = {color < 0 ? -1 : color, key,
