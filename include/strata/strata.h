@@ -212,10 +212,12 @@ STRATA_API strataResult_t strataCommSplit(strataComm_t comm, int color, int key,
 
 /* Recovery from a lost rank, as NCCL 2.28 has it (ncclCommRevoke, ncclCommShrink); docs/recovery.md
  * gives the recipes. For communicators made from a unique id (strataCommInitRank), a rank whose
- * process is gone (its control-plane connections closed: it exited, crashed or was killed) is
- * known to every other rank within a second: every call in flight or issued later on a
- * communicator that holds it fails with strataRemoteError naming the rank and why. A rank that
- * is alive but stalled is found only by STRATA_TIMEOUT. */
+ * process is gone (its control-plane connections closed without a goodbye: it crashed, was
+ * killed, or exited without destroying its communicators) is known to every other rank within
+ * a second: every call in flight or issued later on a communicator that holds it fails with
+ * strataRemoteError naming the rank and why. A rank that destroyed or aborted its
+ * communicators left: a call waiting for it fails at once only when it waits on that rank
+ * directly. A rank that is alive but stalled is found only by STRATA_TIMEOUT. */
 
 /* strataCommShrink's flags (NCCL_SHRINK_*). */
 #define STRATA_SHRINK_DEFAULT 0x00 /* shrink a communicator whose calls are all finished */
@@ -247,12 +249,13 @@ STRATA_API strataResult_t strataCommGetLostRanks(strataComm_t comm, int* ranks, 
  * excluded: the union of every caller's list and of the ranks any of them knows to be lost, so
  * that two survivors that saw different failures build the same communicator; a rank lost
  * during the shrink is excluded too. A rank the agreement excludes that calls anyway gets
- * strataInvalidUsage and *newcomm NULL. The new communicator has the hierarchy and plans of
+ * strataInvalidUsage and no communicator (*newcomm unchanged). The new communicator has the hierarchy and plans of
  * its members (a host that lost ranks is irregular; a host that lost all of them is gone) and
  * comm's settings, or config's (as strataCommSplit). shrinkFlags: STRATA_SHRINK_DEFAULT waits
  * for comm's queued calls first; STRATA_SHRINK_ABORT ends them first (use it after an error).
  * comm stays valid (usually revoked): destroy it after. Communicators made from MPI can be
- * shrunk only by excluding ranks that are alive (MPI ends the job when a rank is lost). */
+ * shrunk only by excluding ranks that are alive (MPI ends the job when a rank is lost), and
+ * every remaining rank must pass the same list (MPI cannot agree on different ones). */
 STRATA_API strataResult_t strataCommShrink(strataComm_t comm, int* excludeRanksList,
                                            int excludeRanksCount, strataComm_t* newcomm,
                                            strataConfig_t* config, int shrinkFlags);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bootstrap/tcp_world.h"
+#include "common/deadline.h"
 #include "common/log.h"
 
 namespace strata::boot {
@@ -18,7 +19,8 @@ TcpWorld::~TcpWorld() {
     stop_ = true;
   }
   stopCv_.notify_all();
-  if (watcher_.joinable()) watcher_.join();
+  if (!watcher_.joinable()) return;  // join() failed before it started: nobody to tell
+  watcher_.join();
   sayGoodbye();
 }
 
@@ -71,6 +73,9 @@ void TcpWorld::watchLoop() {
 }
 
 void TcpWorld::announceLost() {
+  // Under the world's lock: a connect to a peer that does not answer must not hold every
+  // other waiter for long.
+  deadline::Scope bounded(1.0);
   // Not a range loop: a connect refused while announcing loses that peer too, which queues
   // one more notice.
   for (size_t k = 0; k < toAnnounce_.size(); ++k) {
@@ -92,7 +97,7 @@ void TcpWorld::announceLost() {
 uint64_t TcpWorld::subscribe(LostFn fn) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int r = 0; r < size_; ++r) {
-    if (!gone_[r].empty()) fn(r, gone_[r]);
+    if (lost_[r]) fn(r, gone_[r]);  // not those that said goodbye
   }
   const uint64_t id = ++nextSubscriber_;
   subscribers_.emplace(id, std::move(fn));

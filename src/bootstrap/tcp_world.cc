@@ -37,10 +37,6 @@ StatusOr<std::shared_ptr<TcpWorld>> TcpWorld::join(const UniqueId& id, int rank,
     }
   }
   STRATA_RETURN_IF_ERROR(w->registerWithRoot(id));
-  w->to_.resize(static_cast<size_t>(nranks));
-  w->from_.resize(static_cast<size_t>(nranks));
-  w->gone_.resize(static_cast<size_t>(nranks));
-  w->lostUnsent_.resize(static_cast<size_t>(nranks), false);
   STRATA_INFO(kSubsysInit, "tcp bootstrap: rank %d of %d listens on %s (interface %s)", rank,
               nranks, w->listenAddr_.str().c_str(), itf.name.c_str());
   w->startWatcher();
@@ -120,7 +116,11 @@ Status TcpWorld::exchange(const std::vector<Send>& sends, const std::vector<Recv
       return Status(Code::kRemoteError,
                     what + ": cannot send to " + rankName(s.to) + ": " + gone_[s.to]);
     }
-    if (!to_[s.to].fd.valid()) STRATA_RETURN_IF_ERROR(openTo(s.to));
+    if (!to_[s.to].fd.valid()) {
+      const Status opened = openTo(s.to);
+      if (!opened.isOk() && s.optional) continue;  // it is gone now (openTo lost it)
+      STRATA_RETURN_IF_ERROR(opened);
+    }
     wire::FrameHeader h{s.group, s.tag, s.bytes};
     const auto* hp = reinterpret_cast<const char*>(&h);
     std::vector<char>& out = to_[s.to].out;
@@ -337,7 +337,9 @@ void TcpWorld::readFrom(int peer) {
     } else if (h.group == kNoticeGroup) {
       // A peer found rank `tag` lost (tcp_watch.cc); what it says of ourselves is not news.
       const int lost = static_cast<int>(h.tag);
-      if (h.tag < static_cast<uint64_t>(size_) && lost != rank_ && gone_[lost].empty()) {
+      // Not news either: a sender naming itself (its frames are being read from it here).
+      if (h.tag < static_cast<uint64_t>(size_) && lost != rank_ && lost != peer &&
+          gone_[lost].empty()) {
         lose(lost, rankName(peer) + " found it lost: " + std::string(body, h.bytes), false);
       }
     } else {
@@ -355,6 +357,7 @@ void TcpWorld::lose(int peer, const std::string& why, bool announce) {
     gone_[peer] = why;
     STRATA_INFO(kSubsysInit, "tcp bootstrap (rank %d): %s: %s", rank_, rankName(peer).c_str(),
                 why.c_str());
+    lost_[peer] = true;
     if (announce) toAnnounce_.emplace_back(peer, why);
     for (auto& s : subscribers_) s.second(peer, why);
   }

@@ -86,8 +86,8 @@ class TcpWorld {
   Status exchange(const std::vector<Send>& sends, const std::vector<Recv>& recvs,
                   const std::string& what);
 
-  // For protocols that take frames in whatever order they come (tcp_shrink.cc): the frame
-  // (group, from, tag) into *out if it is in, without waiting; whether `from` is gone (why in
+  // For protocols that take frames in whatever order they come (tcp_bootstrap.cc's shrink): the
+  // frame (group, from, tag) into *out if it is in, without waiting; whether `from` is gone (why in
   // *why); and one round of driving the sockets, waiting up to `ms`.
   bool take(int from, uint64_t group, uint64_t tag, std::vector<char>* out);
   bool isGone(int peer, std::string* why);
@@ -114,7 +114,15 @@ class TcpWorld {
   };
   using Key = std::tuple<uint64_t, int, uint64_t>;  // (group, sender, tag)
 
-  TcpWorld(int rank, int size, const Secret& secret) : rank_(rank), size_(size), secret_(secret) {}
+  TcpWorld(int rank, int size, const Secret& secret)
+      : rank_(rank),
+        size_(size),
+        secret_(secret),
+        to_(static_cast<size_t>(size)),
+        from_(static_cast<size_t>(size)),
+        gone_(static_cast<size_t>(size)),
+        lost_(static_cast<size_t>(size), false),
+        lostUnsent_(static_cast<size_t>(size), false) {}
   Status registerWithRoot(const UniqueId& id);
   Status openTo(int peer);
   // One round: waits up to `ms` for any socket, accepts, reads, writes. Called locked.
@@ -142,6 +150,7 @@ class TcpWorld {
   std::vector<net::SockAddr> addrs_;  // every rank's listening address
   std::vector<Conn> to_, from_;       // [peer]: the connection this member opened / accepted
   std::vector<std::string> gone_;     // [peer]: why its connection to us ended ("" if open)
+  std::vector<bool> lost_;            // [peer]: gone without a goodbye (subscribers told)
   std::vector<bool> lostUnsent_;      // [peer]: bytes for it were still queued when it left
   std::vector<wire::Pending> pending_;
   std::map<Key, std::deque<std::vector<char>>> mailbox_;

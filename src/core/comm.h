@@ -240,7 +240,7 @@ class Comm {
   std::vector<std::pair<int, std::string>> lost_;
   // A member's process is gone (the bootstrap's watcher, any thread): the error state begins
   // with an error naming it, and calls in flight end at their next wait.
-  void memberLost(int member, const std::string& why);
+  void memberLost(int member, uint64_t hash, const std::string& why);
   // Subscribes memberLost to the bootstrap (once boot_ and engine_ exist); undone first thing
   // in the destructor.
   void watchMembers();

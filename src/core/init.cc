@@ -197,23 +197,29 @@ Status Comm::openTimeline() {
 }
 
 Comm::~Comm() {
-  watch_.reset();  // first: the watcher's memberLost touches the engine
-  unwatchDumpSignal(*this);  // a dump on a signal reads everything below
+  unwatchDumpSignal(*this);  // first: a dump on a signal reads everything below
   // Queued calls run first (they use every group below). Their errors were reported by the
   // calls that failed, or by strataCommGetAsyncError. In the error state (or after it, once
-  // drained) the peers may be anywhere: free only what is local, as an abort does.
+  // drained), with a member lost, or once a shrink replaced it, the peers may be anywhere:
+  // free only what is local, as an abort does. The watch stays until the calls stopped, so
+  // that a member lost meanwhile still ends their waits.
   if (engine_) {
     (void)quiesce(issuing());
-    if (!aborted_.load() && (superseded_.load() || !engine_->error().isOk())) abandon();
+    if (!aborted_.load() && (superseded_.load() || !engine_->error().isOk() || cancel_.isSet())) {
+      abandon();
+    }
     engine_->stop();
   }
+  watch_.reset();
   engine_.reset();
   plans_.clear();
   // Device fabrics may wrap host fabrics and use the device state's stream: the groups go
   // first (GroupTable::release), then the device state.
   groups_.release();
   device_.reset();
-  if (aborted_.load()) {
+  // After an abort a late peer may still write into the working memory; not once a shrink
+  // replaced the communicator (Fabric::retire).
+  if (aborted_.load() && !superseded_.load()) {
     for (std::vector<char>& b : memory_.take()) keepUntilExit(std::move(b));
   }
 }
@@ -239,8 +245,7 @@ void Comm::abandon() {
   // Dumped only when the abort cuts something short: a call issued or running, or the error
   // state (already dumped where it began). An idle, healthy communicator aborted is a normal
   // teardown (PyTorch aborts every group at exit) and says so only at INFO.
-  const bool cutShort =
-      flight_->anyUnfinished() || (engine_ && !engine_->error().isOk());
+  const bool cutShort = flight_->anyUnfinished() || (engine_ && !engine_->error().isOk());
   if (cutShort) {
     dumpOnce("strataCommAbort");
   } else {

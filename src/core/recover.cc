@@ -1,11 +1,12 @@
 // A communicator's side of recovery (docs/recovery.md): members known lost, strataCommRevoke,
-// and what a call on a revoked communicator gets. strataCommShrink is core/shrink.cc.
+// and what a call on a revoked communicator gets. strataCommShrink is core/split.cc.
 //
-// Invariants: a lost member puts the communicator in its error state once, with an error that
-// names the member (in this communicator's numbering) and why it is known lost; the cancel flag
-// then ends a call in flight at its next wait, so no survivor waits for STRATA_TIMEOUT on a
-// process that is gone. memberLost runs on the control plane's watcher, so it only records
-// and signals: it never talks to peers and never waits.
+// Invariants: a lost member sets the communicator's cancel flag once, with an error that names
+// the member (in this communicator's numbering) and why it is known lost: a call in flight ends
+// at its next wait, so no survivor waits for STRATA_TIMEOUT on a process that is gone; the next
+// call (IssueScope) or strataCommGetAsyncError starts the error state with it. memberLost runs on
+// the control plane's watcher, so it only records and signals: it never talks to peers and never
+// waits.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -26,11 +27,12 @@ Status IssueScope::revokedError() {
 
 void Comm::watchMembers() {
   if (watch_) return;  // a shrink watches before initFrom
-  watch_ =
-      boot_->watchMembers([this](int member, const std::string& why) { memberLost(member, why); });
+  // The hash as it is now, not read later from the watcher's thread (setup may rewrite it).
+  watch_ = boot_->watchMembers(
+      [this, hash = hash_](int member, const std::string& why) { memberLost(member, hash, why); });
 }
 
-void Comm::memberLost(int member, const std::string& why) {
+void Comm::memberLost(int member, uint64_t hash, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(lostMu_);
     for (const auto& l : lost_) {
@@ -39,7 +41,7 @@ void Comm::memberLost(int member, const std::string& why) {
     lost_.emplace_back(member, why);
   }
   const std::string what =
-      "rank " + std::to_string(member) + " of commHash " + hashText(hash_) + " was lost: " + why;
+      "rank " + std::to_string(member) + " of commHash " + hashText(hash) + " was lost: " + why;
   STRATA_WARN(kSubsysInit, "rank %d: %s", rank_, what.c_str());
   // Not the engine: setup may still replace it. The calls in flight or queued fail at their
   // next wait; later ones at the door (IssueScope), strataCommGetAsyncError reports it.

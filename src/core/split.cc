@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/log.h"
@@ -27,6 +28,11 @@ std::vector<int> membersOf(const std::vector<int>& colors, const std::vector<int
 }
 
 constexpr int kInheritWire = -1;
+
+// How long a shrink's members wait, once the new communicator is made, for news of a member
+// lost while it was made: two periods of the control plane's watcher (tcp_world.h) and a
+// margin for the notice.
+constexpr int kLossNewsMs = 150;
 
 // The members of one new communicator must agree on its compression, which changes what they
 // exchange.
@@ -170,8 +176,8 @@ StatusOr<std::unique_ptr<Comm>> Comm::makeShrunk(std::unique_ptr<boot::Bootstrap
   child->rank_ = child->boot_->rank();
   child->size_ = child->boot_->size();
   child->engine_ = std::make_shared<Engine>(false);
-  child->watchMembers();  // before its first wait on a member
   child->hash_ = splitHash(hash_, shrinkIndex, -2 - attempt);
+  child->watchMembers();  // before its first wait on a member
   logInitStart(*child, "shrink of commHash " + hashText(hash_) + " without rank(s) " +
                            (gone.empty() ? std::string("(none)") : gone));
   Status made;
@@ -183,6 +189,13 @@ StatusOr<std::unique_ptr<Comm>> Comm::makeShrunk(std::unique_ptr<boot::Bootstrap
     if (made.isOk()) child->hierarchySource_ = "shrink of " + hierarchySource_;
     // Every member learns whether every member made it.
     if (made.isOk()) made = boot::agree(*child->boot_, made);
+    // A member lost during that last exchange may have failed some members and not others
+    // (a ring passes on what it had): wait two watch periods for the news, and fail with it
+    // too, so that every member agrees again. (A loss after this is the new communicator's.)
+    if (made.isOk() && child->watch_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kLossNewsMs));
+      made = child->lostError();
+    }
   }
   if (!made.isOk()) {
     child->abandon();  // its peers may be anywhere: free only what is local

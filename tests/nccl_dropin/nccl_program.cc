@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "id_file.h"
+
 namespace {
 
 int gRank = 0, gSize = 1, gChecks = 0, gFailures = 0;
@@ -232,28 +234,11 @@ int envInt(const char* name, const char* alt) {
   return std::atoi(v);
 }
 
-// Rank 0 writes the id (atomically: a temporary file renamed); the others wait for it.
+// Rank 0 writes the id; the others wait for it (id_file.h).
 void passThroughFile(const std::string& path, ncclUniqueId* id) {
-  if (gRank == 0) {
-    NCCL_OR_DIE(ncclGetUniqueId(id));
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr || std::fwrite(id, sizeof *id, 1, f) != 1 || std::fclose(f) != 0 ||
-        std::rename(tmp.c_str(), path.c_str()) != 0) {
-      std::printf("rank 0: cannot write %s\n", path.c_str());
-      die();
-    }
-    return;
-  }
-  for (int tries = 0; tries < 6000; ++tries) {
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
-      const size_t got = std::fread(id, sizeof *id, 1, f);
-      std::fclose(f);
-      if (got == 1) return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::printf("rank %d: no id in %s after 60 s\n", gRank, path.c_str());
+  const std::string failed = passIdThroughFile(path, gRank, id);
+  if (failed.empty()) return;
+  std::printf("%s\n", failed.c_str());
   die();
 }
 

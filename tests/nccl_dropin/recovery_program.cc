@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "id_file.h"
+
 namespace {
 
 int gRank = 0, gSize = 1, gFailures = 0, gChecks = 0;
@@ -70,27 +72,10 @@ int envInt(const char* name) {
 }
 
 void passThroughFile(const std::string& path, ncclUniqueId* id) {
-  if (gRank == 0) {
-    unlink((path + ".killed").c_str());  // an earlier run's stamp; before anyone may kill
-    NCCL_OR_DIE(ncclGetUniqueId(id));
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr || std::fwrite(id, sizeof *id, 1, f) != 1 || std::fclose(f) != 0 ||
-        std::rename(tmp.c_str(), path.c_str()) != 0) {
-      std::printf("rank 0: cannot write %s\n", path.c_str());
-      std::exit(1);
-    }
-    return;
-  }
-  for (int tries = 0; tries < 6000; ++tries) {
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
-      const size_t got = std::fread(id, sizeof *id, 1, f);
-      std::fclose(f);
-      if (got == 1) return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::printf("rank %d: no id in %s after 60 s\n", gRank, path.c_str());
+  if (gRank == 0) unlink((path + ".killed").c_str());  // an earlier run's stamp: before any kill
+  const std::string failed = passIdThroughFile(path, gRank, id);
+  if (failed.empty()) return;
+  std::printf("%s\n", failed.c_str());
   std::exit(1);
 }
 

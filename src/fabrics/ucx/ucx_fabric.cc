@@ -18,7 +18,7 @@ class UcxFabric final : public Fabric {
   // rendezvous (UCX's cma or rendezvous get/put reach into this process's memory): strata's
   // own buffers they may name outlive the fabric (common/mpi_wait.h: keepUntilExit).
   ~UcxFabric() override {
-    if (!abandoned_) return;
+    if (!abandoned_ || retired_) return;
     for (std::vector<char>& s : calls_.takeScratch()) keepUntilExit(std::move(s));
     keepUntilExit(ring_.takeScratch());
   }
@@ -27,7 +27,7 @@ class UcxFabric final : public Fabric {
     link_->abandon();
   }
   void retire() override {
-    abandoned_ = true;
+    abandoned_ = retired_ = true;
     link_->retire();
   }
 
@@ -99,6 +99,7 @@ class UcxFabric final : public Fabric {
   Status testError_ = Status::ok();  // a failed progress(), for allReduceWait
   bool busy_ = false;                // in allReduceWait
   bool abandoned_ = false;
+  bool retired_ = false;  // Fabric::retire: nothing kept for late peers
 };
 
 }  // namespace

@@ -21,50 +21,13 @@
 #include "bootstrap/tcp_wire.h"
 #include "bootstrap/unique_id.h"
 #include "common/deadline.h"
+#include "tcp_ranks.h"
 
 using namespace strata;
 using namespace strata::boot;
+using namespace strata::boot::testing;
 
 namespace {
-
-// A fresh id with its root on loopback (what strataGetUniqueId does, on the loopback interface
-// so the test needs no network).
-UniqueId loopbackId(const char* where = "127.0.0.1:1") {
-  UniqueId id;
-  StatusOr<net::SockAddr> a = net::parseHostPort(where);
-  REQUIRE(a.isOk());
-  id.root = a.value();
-  id.root.setPort(0);
-  REQUIRE(randomBytes(id.secret.data(), id.secret.size()).isOk());
-  REQUIRE(startRoot(&id.root, id.secret).isOk());
-  return id;
-}
-
-// Runs body(rank) on n threads, each under a deadline of `seconds`; returns each one's failure
-// message ("" when it passed).
-std::vector<std::string> onRanks(int n, double seconds, const std::function<Status(int)>& body) {
-  std::vector<std::string> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      deadline::Scope scope(seconds);
-      const Status st = body(r);
-      if (!st.isOk()) errors[r] = st.message().empty() ? "failed" : st.message();
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors;
-}
-
-#define CHECK_OK(expr)                           \
-  do {                                           \
-    const Status check_st_ = (expr);             \
-    if (!check_st_.isOk()) return check_st_;     \
-  } while (0)
-
-Status expect(bool cond, const std::string& what) {
-  return cond ? Status::ok() : internalError("check failed: " + what);
-}
 
 // Raw connection to `addr` that sends `bytes` (maybe nothing) and stays open.
 int stranger(const net::SockAddr& addr, const std::string& bytes) {
@@ -91,8 +54,8 @@ Status exercise(Bootstrap& b) {
   const int64_t mine[2] = {1000 + me, -me};
   CHECK_OK(b.allGather(mine, all.data(), sizeof(mine)));
   for (int r = 0; r < n; ++r) {
-    CHECK_OK(expect(all[2 * r] == 1000 + r && all[2 * r + 1] == -r, "allGather block " +
-                                                                       std::to_string(r)));
+    CHECK_OK(expect(all[2 * r] == 1000 + r && all[2 * r + 1] == -r,
+                    "allGather block " + std::to_string(r)));
   }
   for (int root = 0; root < n; ++root) {
     std::vector<int> v(1000, me == root ? root * 7 + 1 : -1);
@@ -152,8 +115,8 @@ TEST_CASE("host:port forms", "[bootstrap]") {
   CHECK(a.value().family() == AF_INET6);
   CHECK(a.value().str() == "[::1]:80");
   CHECK(net::parseHostPort("localhost:1").isOk());
-  for (const char* bad : {"", ":80", "host", "127.0.0.1:0", "127.0.0.1:65536", "::1:80",
-                          "[::1]80", "127.0.0.1:8x", "no.such.host.invalid:80"}) {
+  for (const char* bad : {"", ":80", "host", "127.0.0.1:0", "127.0.0.1:65536", "::1:80", "[::1]80",
+                          "127.0.0.1:8x", "no.such.host.invalid:80"}) {
     INFO(bad);
     CHECK_FALSE(net::parseHostPort(bad).isOk());
   }
@@ -309,9 +272,8 @@ TEST_CASE("launch mistakes and missing ranks fail loudly within the deadline", "
   SECTION("a rank that never comes") {
     const UniqueId id = loopbackId();
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<std::string> errors = onRanks(2, 1, [&](int r) -> Status {
-      return TcpBootstrap::create(id, r, 3).status();
-    });
+    const std::vector<std::string> errors =
+        onRanks(2, 1, [&](int r) -> Status { return TcpBootstrap::create(id, r, 3).status(); });
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (const std::string& e : errors) {
@@ -322,9 +284,8 @@ TEST_CASE("launch mistakes and missing ranks fail loudly within the deadline", "
   SECTION("no root at the id's address") {
     UniqueId id;
     id.root = net::parseHostPort("127.0.0.1:1").value();
-    const std::vector<std::string> errors = onRanks(1, 0.5, [&](int) -> Status {
-      return TcpBootstrap::create(id, 0, 2).status();
-    });
+    const std::vector<std::string> errors =
+        onRanks(1, 0.5, [&](int) -> Status { return TcpBootstrap::create(id, 0, 2).status(); });
     CHECK(errors[0].find("rendezvous root") != std::string::npos);
   }
 }

@@ -20,51 +20,15 @@
 #include "bootstrap/tcp_root.h"
 #include "bootstrap/unique_id.h"
 #include "common/deadline.h"
+#include "tcp_ranks.h"
 
 using namespace strata;
 using namespace strata::boot;
+using namespace strata::boot::testing;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-UniqueId loopbackId() {
-  UniqueId id;
-  StatusOr<net::SockAddr> a = net::parseHostPort("127.0.0.1:1");
-  REQUIRE(a.isOk());
-  id.root = a.value();
-  id.root.setPort(0);
-  REQUIRE(randomBytes(id.secret.data(), id.secret.size()).isOk());
-  REQUIRE(startRoot(&id.root, id.secret).isOk());
-  return id;
-}
-
-// body(rank) on one thread per rank in `ranks`, each under a deadline; each one's failure
-// message ("" when it passed), indexed by rank.
-std::vector<std::string> onRanks(const std::vector<int>& ranks, int n, double seconds,
-                                 const std::function<Status(int)>& body) {
-  std::vector<std::string> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r : ranks) {
-    threads.emplace_back([&, r] {
-      deadline::Scope scope(seconds);
-      const Status st = body(r);
-      if (!st.isOk()) errors[r] = st.message().empty() ? "failed" : st.message();
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors;
-}
-
-#define CHECK_OK(expr)                       \
-  do {                                       \
-    const Status check_st_ = (expr);         \
-    if (!check_st_.isOk()) return check_st_; \
-  } while (0)
-
-Status expect(bool cond, const std::string& what) {
-  return cond ? Status::ok() : internalError("check failed: " + what);
-}
 
 // The members of a shrunk bootstrap agree on something: an allGather of their old ranks.
 Status checkShrunk(Bootstrap::Shrunk& s, int oldRank, const std::vector<int>& survivors) {
