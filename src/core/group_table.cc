@@ -107,24 +107,18 @@ Status GroupTable::gatherHosts(IssuingThread) {
   return Status::ok();
 }
 
-void GroupTable::abandon() {
-  auto abandonGroup = [](LevelGroup& g) {
-    if (g.deviceFabric) g.deviceFabric->abandon();
-    if (g.fabric) g.fabric->abandon();
-    if (g.boot) g.boot->abandon();
-  };
-  for (auto& [key, g] : groups_) abandonGroup(*g);
-  if (flat_) abandonGroup(*flat_);
-}
+void GroupTable::abandon() { leave(&fabric::Fabric::abandon); }
 
-void GroupTable::retire() {
-  auto retireGroup = [](LevelGroup& g) {
-    if (g.deviceFabric) g.deviceFabric->retire();
-    if (g.fabric) g.fabric->retire();
-    if (g.boot) g.boot->abandon();
+void GroupTable::retire() { leave(&fabric::Fabric::retire); }
+
+void GroupTable::leave(void (fabric::Fabric::*how)()) {
+  auto leaveGroup = [how](LevelGroup& g) {
+    if (g.deviceFabric) (g.deviceFabric.get()->*how)();
+    if (g.fabric) (g.fabric.get()->*how)();
+    if (g.boot) g.boot->abandon();  // a control plane only stops waiting
   };
-  for (auto& [key, g] : groups_) retireGroup(*g);
-  if (flat_) retireGroup(*flat_);
+  for (auto& [key, g] : groups_) leaveGroup(*g);
+  if (flat_) leaveGroup(*flat_);
 }
 
 void GroupTable::release() {

@@ -66,6 +66,9 @@ class GroupTable {
   void release();
 
  private:
+  // abandon() and retire(): `how` on every group's fabrics, abandon on its control plane.
+  void leave(void (fabric::Fabric::*how)());
+
   SetupContext sc_;
   // Every stage group made so far, by a signature of its membership.
   std::map<uint64_t, std::unique_ptr<LevelGroup>> groups_;
